@@ -1,0 +1,26 @@
+// Checks every exercise has: the submission builds, and its library loads in the worker without ending it.
+#include <doctest/doctest.h>
+
+#include "../judge/grading.hpp"
+
+using namespace judge;
+
+TEST_SUITE("common") {
+  TEST_CASE("build") {
+    const BuildResult& b = Session::get().build();
+    if (b.ok) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.1f", b.seconds);
+      pass("built lib" + Session::get().exercise.library + ".so from " +
+           std::to_string(Session::get().exercise.sources.size()) + " source(s) in " + secs + " s");
+    } else {
+      fail(b.failure, "the exercise's sources compile and link", b.log.empty() ? "(no compiler output)" : "\n" + b.log);
+    }
+  }
+
+  TEST_CASE("load") {
+    const GroupResult& g = Session::get().require("inspect");
+    std::size_t n = g.report.value("ops", json::array()).size();
+    pass("torch.ops.load_library loaded it; " + std::to_string(n) + " operator(s) in the course namespace");
+  }
+}

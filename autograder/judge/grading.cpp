@@ -1,0 +1,325 @@
+#include "grading.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace judge {
+
+namespace {
+json read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw std::runtime_error(p.string() + " is not valid JSON");
+  return j;
+}
+
+std::string tail_lines(const std::string& s, std::size_t max_lines) {
+  std::size_t pos = s.size(), lines = 0;
+  while (pos > 0 && lines <= max_lines) {
+    pos = s.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return s;
+    ++lines;
+  }
+  return s.substr(pos + 1);
+}
+
+std::vector<std::string> strings(const json& j, const char* key) {
+  std::vector<std::string> v;
+  if (j.contains(key))
+    for (auto& x : j[key]) v.push_back(x.get<std::string>());
+  return v;
+}
+
+// COURSE_CUDA_ARCHITECTURES (CMake syntax) -> nvcc -gencode flags
+std::vector<std::string> gencode_flags(const std::string& arch_list) {
+  std::vector<std::string> flags;
+  std::stringstream ss(arch_list);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    if (item.empty()) continue;
+    std::string arch = item, kind = "both";
+    auto dash = item.find('-');
+    if (dash != std::string::npos) {
+      arch = item.substr(0, dash);
+      kind = item.substr(dash + 1);
+    }
+    std::string code = kind == "real" ? "sm_" + arch : kind == "virtual" ? "compute_" + arch
+                                                                         : "[sm_" + arch + ",compute_" + arch + "]";
+    flags.push_back("-gencode=arch=compute_" + arch + ",code=" + code);
+  }
+  return flags;
+}
+}  // namespace
+
+Exercise Exercise::load(const fs::path& metadata_file) {
+  json j = read_json_file(metadata_file);
+  Exercise e;
+  e.id = j.at("id").get<std::string>();
+  e.title = j.at("title").get<std::string>();
+  e.chapter = j.value("chapter", "");
+  e.library = j.at("library").get<std::string>();
+  e.sources = strings(j, "sources");
+  e.hints = strings(j, "hints");
+  for (auto& c : j.at("checks")) {
+    CheckSpec s;
+    s.id = c.at("id").get<std::string>();
+    s.title = c.at("title").get<std::string>();
+    s.hint = c.value("hint", "");
+    s.points = c.value("points", 1.0);
+    s.cuda = c.value("cuda", false);
+    e.checks.push_back(s);
+  }
+  return e;
+}
+
+const CheckSpec* Exercise::find_check(const std::string& id) const {
+  for (auto& c : checks)
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+Session& Session::get() {
+  static Session s;
+  return s;
+}
+
+void Session::init(Config c) {
+  cfg = std::move(c);
+  exercise = Exercise::load(cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json");
+  toolchain = read_json_file(cfg.toolchain_file);
+  if (cfg.seed == 0) cfg.seed = std::random_device{}() | 1u;
+  fs::create_directories(cfg.work_dir);
+}
+
+const BuildResult& Session::build(const std::string& variant) {
+  auto found = builds_.find(variant);
+  if (found != builds_.end()) return found->second;
+  BuildResult& b = builds_[variant];
+  auto t0 = std::chrono::steady_clock::now();
+  fs::path dir = cfg.work_dir / ("build-" + variant);
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+
+  // Only the files the exercise names (and headers beside them) are taken from the submission.
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(cfg.submission, ec)) {
+    auto ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".h" || ext == ".hpp" || ext == ".cuh"))
+      fs::copy_file(entry.path(), dir / "src" / entry.path().filename(), fs::copy_options::overwrite_existing);
+  }
+  if (ec) {
+    b.failure = "cannot read the submission folder " + cfg.submission.string() + ": " + ec.message();
+    return b;
+  }
+  for (auto& src : exercise.sources) {
+    if (!fs::is_regular_file(cfg.submission / src)) {
+      b.failure = "the submission has no " + src + " (expected in " + cfg.submission.string() + ")";
+      return b;
+    }
+    fs::copy_file(cfg.submission / src, dir / "src" / src, fs::copy_options::overwrite_existing);
+  }
+
+  const json& tc = toolchain;
+  auto env = current_environment();
+  std::string ccache = tc.value("ccache", "");
+  if (!ccache.empty() && !tc.value("ccache_dir", "").empty()) env["CCACHE_DIR"] = tc["ccache_dir"];
+  std::vector<std::string> common;
+  for (auto& d : strings(tc, "definitions")) common.push_back("-D" + d);
+  for (auto& i : strings(tc, "include_dirs")) { common.push_back("-isystem"); common.push_back(i); }
+  std::string arch = variant == "ptx" ? "75-virtual" : tc.value("cuda_architectures", "75;90-real");
+
+  std::vector<std::string> objects;
+  bool has_cuda = false;
+  for (auto& src : exercise.sources) {
+    fs::path in = dir / "src" / src, obj = dir / (src + ".o");
+    std::vector<std::string> argv;
+    if (!ccache.empty()) argv.push_back(ccache);
+    if (in.extension() == ".cu") {
+      has_cuda = true;
+      argv.push_back(tc.at("nvcc").get<std::string>());
+      argv.insert(argv.end(), {"-ccbin", tc.at("cxx").get<std::string>(), "-std=c++20", "-O2", "-Xcompiler", "-fPIC"});
+      for (auto& g : gencode_flags(arch)) argv.push_back(g);
+    } else {
+      argv.push_back(tc.at("cxx").get<std::string>());
+      argv.insert(argv.end(), {"-std=c++20", "-O2", "-fPIC"});
+    }
+    argv.insert(argv.end(), common.begin(), common.end());
+    argv.insert(argv.end(), {"-c", in.string(), "-o", obj.string()});
+    ProcessSpec spec{argv, env, dir.string(), cfg.build_timeout_s, 256 * 1024};
+    auto r = run_process(spec);
+    b.log += r.out + r.err;
+    if (!r.exited || r.exit_code != 0) {
+      b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")";
+      b.log = tail_lines(b.log, 40);
+      return b;
+    }
+    objects.push_back(obj.string());
+  }
+  b.library = dir / ("lib" + exercise.library + ".so");
+  std::vector<std::string> link{tc.at("cxx").get<std::string>(), "-shared", "-o", b.library.string()};
+  link.insert(link.end(), objects.begin(), objects.end());
+  for (auto& d : strings(tc, "link_dirs")) {
+    link.push_back("-L" + d);
+    link.push_back("-Wl,-rpath," + d);
+  }
+  for (auto& l : strings(tc, "libs")) link.push_back(l);
+  if (has_cuda)
+    for (auto& l : strings(tc, "cuda_libs")) link.push_back(l);
+  auto r = run_process(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024});
+  b.log += r.out + r.err;
+  if (!r.exited || r.exit_code != 0) {
+    b.failure = "linking lib" + exercise.library + ".so failed (the linker " + r.describe() + ")";
+    b.log = tail_lines(b.log, 40);
+    return b;
+  }
+  b.ok = true;
+  b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return b;
+}
+
+const GroupResult& Session::group(const std::string& name, const json& args,
+                                  const std::map<std::string, Tensor>& inputs, const std::string& variant) {
+  std::string key = variant + "/" + name;
+  auto found = groups_.find(key);
+  if (found != groups_.end()) return found->second;
+  GroupResult& g = groups_[key];
+  const BuildResult& b = build(variant);
+  if (!b.ok) {
+    g.failure = "not run: the submission did not build (" + b.failure + ")";
+    return g;
+  }
+  fs::path dir = cfg.work_dir / ("run-" + std::to_string(++worker_runs_) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string nonce = std::to_string(cfg.seed) + "-" + std::to_string(worker_runs_);
+  json request = {{"nonce", nonce}, {"group", name}, {"library", b.library.string()},
+                  {"exercise", exercise.id}, {"out_dir", dir.string()}, {"args", args}};
+  if (!inputs.empty()) {
+    write_safetensors((dir / "inputs.safetensors").string(), inputs);
+    request["inputs"] = (dir / "inputs.safetensors").string();
+  }
+  { std::ofstream(dir / "request.json") << request.dump(2); }
+
+  auto env = current_environment();
+  env["PYTHONDONTWRITEBYTECODE"] = "1";
+  env["PYTHONUNBUFFERED"] = "1";
+  ProcessSpec spec{{toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
+                    (dir / "request.json").string()},
+                   env, dir.string(), cfg.worker_timeout_s, 64 * 1024};
+  g.process = run_process(spec);
+  const auto& p = g.process;
+  fs::path response = dir / "response.json";
+  auto output_tail = [&] {
+    std::string t = tail_lines(p.err.empty() ? p.out : p.err, 8);
+    return t.empty() ? std::string() : "\nlast output:\n" + t;
+  };
+  if (p.timed_out) {
+    g.failure = "the worker running your operator was stopped after " + std::to_string(int(cfg.worker_timeout_s)) +
+                " s: it did not finish (an infinite loop, or a kernel that never ends?)";
+    return g;
+  }
+  if (!fs::exists(response)) {
+    g.failure = "the process that loaded your library " + p.describe() +
+                " before it could answer (a crash, abort(), or exit() inside the operator or its initialisers)" +
+                output_tail();
+    return g;
+  }
+  json r;
+  {
+    std::ifstream in(response);
+    r = json::parse(in, nullptr, false);
+  }
+  if (r.is_discarded() || !r.is_object() || r.value("nonce", "") != nonce || r.value("group", "") != name) {
+    g.failure = "the worker's answer was missing, malformed or not for this request; nothing from it is trusted";
+    return g;
+  }
+  if (!p.exited || p.exit_code != 0) {
+    g.failure = "the process that loaded your library " + p.describe() + " after answering" + output_tail();
+    return g;
+  }
+  if (r.value("status", "") != "ok") {
+    g.failure = "the worker could not run the request: " + r.value("error", std::string("(no reason given)"));
+    return g;
+  }
+  fs::path tensors = dir / "outputs.safetensors";
+  if (fs::exists(tensors)) {
+    try {
+      g.tensors = read_safetensors(tensors.string());
+    } catch (const std::exception& e) {
+      g.failure = std::string("the worker returned unreadable tensors: ") + e.what();
+      return g;
+    }
+  }
+  g.report = r;
+  g.ok = true;
+  return g;
+}
+
+const GroupResult& Session::require(const std::string& name, const json& args,
+                                    const std::map<std::string, Tensor>& inputs, const std::string& variant) {
+  const GroupResult& g = group(name, args, inputs, variant);
+  if (!g.ok) throw NotRun(g.failure);
+  return g;
+}
+
+bool Session::cuda_available() {
+  if (!cuda_probe_) {
+    auto env = current_environment();
+    ProcessSpec spec{{toolchain.at("python").get<std::string>(), "-c",
+                      "import json, torch\n"
+                      "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
+                      "print(json.dumps({'count': n, 'name': torch.cuda.get_device_name(0) if n else ''}))"},
+                     env, cfg.work_dir.string(), 120, 16 * 1024};
+    auto r = run_process(spec);
+    json j = json::parse(r.out, nullptr, false);
+    cuda_probe_ = (r.exited && r.exit_code == 0 && j.is_object()) ? j : json{{"count", 0}, {"name", ""}};
+  }
+  return (*cuda_probe_)["count"].get<int>() > 0;
+}
+
+std::string Session::cuda_device_name() {
+  return cuda_available() ? (*cuda_probe_)["name"].get<std::string>() : "";
+}
+
+void pass(const std::string& detail) {
+  Row* r = Session::get().current;
+  if (!r || r->verdict_given) return;
+  r->verdict_given = true;
+  r->status = Status::Pass;
+  r->detail = detail;
+}
+
+void fail(const std::string& detail, const std::string& expected, const std::string& seen) {
+  Row* r = Session::get().current;
+  if (r && !r->verdict_given) {
+    r->verdict_given = true;
+    r->status = Status::Fail;
+    r->detail = detail;
+    r->expected = expected;
+    r->seen = seen;
+  }
+  FAIL_CHECK(detail);
+}
+
+void skip(const std::string& reason) {
+  Row* r = Session::get().current;
+  if (!r || r->verdict_given) return;
+  r->verdict_given = true;
+  r->status = Status::Skip;
+  r->detail = reason;
+}
+
+bool skip_without_cuda() {
+  auto& s = Session::get();
+  if (s.cuda_available()) return false;
+  skip("no CUDA device visible to torch here (CUDA_VISIBLE_DEVICES or no GPU): not run, not passed");
+  return true;
+}
+
+}  // namespace judge

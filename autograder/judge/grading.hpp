@@ -1,0 +1,113 @@
+// The judge's model of one grading run: the exercise's metadata (from the course, never from the submission),
+// the submission's build, the worker groups that ran it, and the rows (one per check) with their verdicts.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "safetensors.hpp"
+
+namespace judge {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct CheckSpec {
+  std::string id, title, hint;
+  double points = 1;
+  bool cuda = false;  // needs a CUDA device: SKIPPED (not passed, not failed) without one
+};
+
+struct Exercise {
+  std::string id, title, chapter, library;
+  std::vector<std::string> sources;
+  std::vector<std::string> hints;
+  std::vector<CheckSpec> checks;
+  static Exercise load(const fs::path& metadata_file);
+  const CheckSpec* find_check(const std::string& id) const;
+};
+
+struct Config {
+  fs::path course_root, submission, work_dir, out_dir, toolchain_file;
+  std::string exercise_id;
+  uint64_t seed = 0;
+  double worker_timeout_s = 120;
+  double build_timeout_s = 600;
+};
+
+struct BuildResult {
+  bool ok = false;
+  fs::path library;
+  std::string log;      // the compiler's output, capped
+  std::string failure;  // one line: which step failed
+  double seconds = 0;
+};
+
+// What one worker run returned, after validation. `ok` is false when the worker died, timed out, or answered with
+// anything the judge could not validate; `failure` then says which, in words a student can act on.
+struct GroupResult {
+  bool ok = false;
+  std::string failure;
+  json report;                            // the worker's raw observations
+  std::map<std::string, Tensor> tensors;  // tensors it returned
+  ProcessResult process;
+};
+
+enum class Status { Pass, Fail, Skip };
+
+struct Row {
+  std::string id, title, hint;
+  Status status = Status::Fail;
+  double points = 0, max_points = 0;
+  bool verdict_given = false;
+  std::string detail, expected, seen;
+};
+
+// Thrown inside a check when a prerequisite (build, worker group) failed: the row fails with this message.
+struct NotRun : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Session {
+ public:
+  static Session& get();
+  void init(Config cfg);
+
+  Config cfg;
+  Exercise exercise;
+  json toolchain;
+
+  const BuildResult& build(const std::string& variant = "default");
+  // Runs (once) the worker group `name` against the submission's library built as `variant`.
+  const GroupResult& group(const std::string& name, const json& args = json::object(),
+                           const std::map<std::string, Tensor>& inputs = {}, const std::string& variant = "default");
+  // The group's report, or NotRun with the reason it is missing.
+  const GroupResult& require(const std::string& name, const json& args = json::object(),
+                             const std::map<std::string, Tensor>& inputs = {}, const std::string& variant = "default");
+  // Asked of torch in a process that never loads the submission, so a submission cannot hide the GPU.
+  bool cuda_available();
+  std::string cuda_device_name();
+
+  std::vector<Row> rows;  // in the order the checks ran
+  Row* current = nullptr;
+
+ private:
+  std::map<std::string, BuildResult> builds_;
+  std::map<std::string, GroupResult> groups_;
+  std::optional<json> cuda_probe_;
+  int worker_runs_ = 0;
+};
+
+// Verdicts, called inside a check (a doctest test case). A check passes only through pass(): a check that ends
+// without a verdict fails.
+void pass(const std::string& detail);
+void fail(const std::string& detail, const std::string& expected = "", const std::string& seen = "");
+void skip(const std::string& reason);
+// Skips the current row unless a CUDA device is present; returns true when it skipped.
+bool skip_without_cuda();
+
+}  // namespace judge

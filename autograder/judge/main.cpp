@@ -1,0 +1,116 @@
+// The judge: decides every verdict of a grading run. It never links or loads the submission: a worker process
+// does that and returns raw data (grading.cpp), and the checks (checks/*.cpp, doctest test cases) judge it here.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "grading.hpp"
+#include "report.hpp"
+
+namespace {
+const char* kUsage =
+    "usage: judge --exercise ID --submission DIR [options] [-- doctest options]\n"
+    "  --exercise ID       exercise to grade, e.g. 02_schema (its checks come from the course, not the submission)\n"
+    "  --submission DIR    folder holding the submission's source files\n"
+    "  --out DIR           where table.txt, junit.xml and results.json go (default: " COURSE_BINARY_DIR
+    "/grades/ID)\n"
+    "  --seed N            seed of the inputs the judge chooses (default: random, printed)\n"
+    "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR ")\n"
+    "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR "/toolchain.json)\n"
+    "  --list              list the exercise's checks and exit\n"
+    "  --no-color          plain table even on a terminal\n";
+
+int usage_error(const std::string& msg) {
+  std::cerr << "judge: " << msg << "\n" << kUsage;
+  return 2;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace judge;
+  Config cfg;
+  cfg.course_root = COURSE_SOURCE_DIR;
+  cfg.toolchain_file = fs::path(COURSE_BINARY_DIR) / "toolchain.json";
+  bool list = false, color = isatty(1) && !getenv("NO_COLOR");
+  std::vector<const char*> doctest_args{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* name) -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(name) + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (a == "--exercise") cfg.exercise_id = value("--exercise");
+      else if (a == "--submission") cfg.submission = value("--submission");
+      else if (a == "--out") cfg.out_dir = value("--out");
+      else if (a == "--course-root") cfg.course_root = value("--course-root");
+      else if (a == "--toolchain") cfg.toolchain_file = value("--toolchain");
+      else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
+      else if (a == "--list") list = true;
+      else if (a == "--no-color") color = false;
+      else if (a == "-h" || a == "--help") { std::cout << kUsage; return 0; }
+      else if (a == "--") { for (++i; i < argc; ++i) doctest_args.push_back(argv[i]); }
+      else return usage_error("unknown option '" + a + "'");
+    } catch (const std::exception& e) {
+      return usage_error(e.what());
+    }
+  }
+  if (cfg.exercise_id.empty()) return usage_error("--exercise is required");
+  fs::path metadata = cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json";
+  if (!fs::is_regular_file(metadata)) {
+    std::string known;
+    std::error_code ec;
+    for (auto& d : fs::directory_iterator(cfg.course_root / "exercises", ec))
+      if (fs::is_regular_file(d.path() / "exercise.json")) known += " " + d.path().filename().string();
+    return usage_error("no exercise '" + cfg.exercise_id + "' (known:" + known + ")");
+  }
+  if (!list) {
+    if (cfg.submission.empty()) return usage_error("--submission is required");
+    if (!fs::is_directory(cfg.submission)) return usage_error("submission folder " + cfg.submission.string() + " does not exist");
+    if (!fs::is_regular_file(cfg.toolchain_file))
+      return usage_error("no " + cfg.toolchain_file.string() + ": configure the course with CMake first (./course build)");
+  }
+  if (cfg.out_dir.empty()) cfg.out_dir = fs::path(COURSE_BINARY_DIR) / "grades" / cfg.exercise_id;
+  cfg.submission = fs::absolute(cfg.submission);
+  cfg.out_dir = fs::absolute(cfg.out_dir);
+  cfg.work_dir = cfg.out_dir / "work";
+
+  Session& session = Session::get();
+  try {
+    if (list) {
+      session.exercise = Exercise::load(metadata);
+      for (auto& c : session.exercise.checks)
+        std::cout << c.id << "\t" << c.points << "\t" << (c.cuda ? "cuda" : "cpu") << "\t" << c.title << "\n";
+      return 0;
+    }
+    session.init(cfg);
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  doctest::Context ctx;
+  ctx.setOption("reporters", "rows");
+  ctx.setOption("test-suite", (session.exercise.id + ",common").c_str());
+  ctx.setOption("order-by", "file");
+  ctx.applyCommandLine(static_cast<int>(doctest_args.size()), doctest_args.data());
+  ctx.setOption("no-breaks", true);
+  ctx.run();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  auto rows = final_rows(session);
+  auto sum = summarize(rows);
+  fs::create_directories(session.cfg.out_dir);
+  std::string table = render_table(session, rows, sum, false);
+  std::cout << (color ? render_table(session, rows, sum, true) : table);
+  std::cout << "(seed " << session.cfg.seed << "; results in " << session.cfg.out_dir.string() << ")\n";
+  std::ofstream(session.cfg.out_dir / "table.txt") << table;
+  std::ofstream(session.cfg.out_dir / "junit.xml") << render_junit(session, rows, seconds);
+  std::ofstream(session.cfg.out_dir / "results.json") << render_gradescope(session, rows, sum, seconds);
+  return sum.failed > 0 ? 1 : 0;
+}

@@ -1,0 +1,236 @@
+#include "report.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace judge {
+
+// ---- the doctest reporter that turns test cases into rows ---------------------------------------------------
+namespace {
+struct RowReporter : doctest::IReporter {
+  explicit RowReporter(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData& tc) override {
+    auto& s = Session::get();
+    Row r;
+    r.id = tc.m_name;
+    if (auto* spec = s.exercise.find_check(r.id)) {
+      r.title = spec->title;
+      r.hint = spec->hint;
+      r.max_points = spec->points;
+    } else {
+      r.title = r.id;
+    }
+    s.rows.push_back(r);
+    s.current = &s.rows.back();
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_exception(const doctest::TestCaseException& e) override {
+    Row* r = Session::get().current;
+    if (r && !r->verdict_given) {
+      r->verdict_given = true;
+      r->status = Status::Fail;
+      r->detail = e.error_string.c_str();
+    }
+  }
+  void log_assert(const doctest::AssertData& a) override {
+    Row* r = Session::get().current;
+    if (!a.m_failed || !r || r->verdict_given) return;
+    r->verdict_given = true;
+    r->status = Status::Fail;
+    r->detail = std::string("assertion failed: ") + a.m_expr + " (" + a.m_decomp.c_str() + ")";
+  }
+  void test_case_end(const doctest::CurrentTestCaseStats& st) override {
+    auto& s = Session::get();
+    Row* r = s.current;
+    if (!r) return;
+    if (st.failure_flags && r->status == Status::Pass) {
+      r->status = Status::Fail;
+      r->detail = "an assertion failed after the check passed: " + r->detail;
+    }
+    if (!r->verdict_given) {
+      r->status = Status::Fail;
+      r->detail = "the check ended without a verdict (a grader bug: please report it)";
+    }
+    if (!s.exercise.find_check(r->id)) {
+      r->status = Status::Fail;
+      r->detail = "check '" + r->id + "' is not listed in exercise.json (a course bug)";
+    }
+    r->points = r->status == Status::Pass ? r->max_points : 0;
+    s.current = nullptr;
+  }
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_REPORTER("rows", 1, RowReporter);
+
+std::string fmt_points(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, p == static_cast<long long>(p) ? "%.0f" : "%.1f", p);
+  return buf;
+}
+
+std::string one_line(std::string s, std::size_t width) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (s.size() > width) s = s.substr(0, width - 3) + "...";
+  return s;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default:
+        if (c < 0x20 && c != '\n' && c != '\t') o += ' ';
+        else o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
+const char* status_word(Status s) { return s == Status::Pass ? "PASS" : s == Status::Fail ? "FAIL" : "SKIPPED"; }
+
+std::string failure_text(const Row& r) {
+  std::string t = r.detail;
+  if (!r.expected.empty()) t += "\n  expected: " + r.expected;
+  if (!r.seen.empty()) t += "\n  seen:     " + r.seen;
+  if (!r.hint.empty()) t += "\n  hint:     " + r.hint;
+  return t;
+}
+}  // namespace
+
+std::vector<Row> final_rows(const Session& s) {
+  std::vector<Row> out;
+  for (auto& spec : s.exercise.checks) {
+    const Row* found = nullptr;
+    for (auto& r : s.rows)
+      if (r.id == spec.id) found = &r;
+    if (found) {
+      out.push_back(*found);
+    } else {
+      Row r;
+      r.id = spec.id;
+      r.title = spec.title;
+      r.hint = spec.hint;
+      r.max_points = spec.points;
+      r.status = Status::Fail;
+      r.detail = "no result: this check did not run (a filter excluded it, or the grader stopped early)";
+      out.push_back(r);
+    }
+  }
+  for (auto& r : s.rows)  // rows the metadata does not know (already failed by the reporter)
+    if (!s.exercise.find_check(r.id)) out.push_back(r);
+  return out;
+}
+
+Summary summarize(const std::vector<Row>& rows) {
+  Summary sum;
+  for (auto& r : rows) {
+    if (r.status == Status::Skip) {
+      ++sum.skipped;
+      continue;
+    }
+    sum.max_score += r.max_points;
+    sum.score += r.points;
+    (r.status == Status::Pass ? sum.passed : sum.failed)++;
+  }
+  return sum;
+}
+
+std::string render_table(const Session& s, const std::vector<Row>& rows, const Summary& sum, bool color) {
+  auto paint = [&](Status st, const std::string& text) {
+    if (!color) return text;
+    const char* code = st == Status::Pass ? "\033[32m" : st == Status::Fail ? "\033[31m" : "\033[33m";
+    return std::string(code) + text + "\033[0m";
+  };
+  std::size_t w = 10;
+  for (auto& r : rows) w = std::max(w, r.id.size());
+  w = std::min<std::size_t>(w, 34);
+  std::ostringstream o;
+  o << "\n" << s.exercise.id << " - " << s.exercise.title << "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-3s %-*s  %-7s  %-7s  %s\n", "#", int(w), "check", "result", "points", "detail");
+  o << line;
+  int n = 0;
+  for (auto& r : rows) {
+    std::string pts = r.status == Status::Skip ? "-" : fmt_points(r.points) + "/" + fmt_points(r.max_points);
+    std::string word = status_word(r.status);
+    std::string padded = word + std::string(7 - std::min<std::size_t>(7, word.size()), ' ');
+    std::snprintf(line, sizeof line, "  %-3d %-*s  %s  %-7s  ", ++n, int(w), one_line(r.id, w).c_str(),
+                  paint(r.status, padded).c_str(), pts.c_str());
+    o << line << one_line(r.detail.empty() ? r.title : r.detail, 70) << "\n";
+  }
+  o << "\nscore " << fmt_points(sum.score) << "/" << fmt_points(sum.max_score) << ": " << sum.passed << " passed, "
+    << sum.failed << " failed, " << sum.skipped << " skipped\n";
+  bool any_failed = false;
+  for (auto& r : rows) {
+    if (r.status != Status::Fail) continue;
+    if (!any_failed) o << "\nWhat to fix:\n";
+    any_failed = true;
+    o << "\n" << paint(Status::Fail, "FAIL") << " " << r.id << ": " << r.title << "\n  " << failure_text(r) << "\n";
+  }
+  return o.str();
+}
+
+std::string render_junit(const Session& s, const std::vector<Row>& rows, double seconds) {
+  auto sum = summarize(rows);
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
+  o << "  <testsuite name=\"" << xml_escape(s.exercise.id) << "\" tests=\"" << rows.size() << "\" failures=\""
+    << sum.failed << "\" skipped=\"" << sum.skipped << "\" errors=\"0\" time=\"" << seconds << "\">\n";
+  for (auto& r : rows) {
+    o << "    <testcase classname=\"" << xml_escape(s.exercise.id) << "\" name=\"" << xml_escape(r.id) << "\">";
+    if (r.status == Status::Fail)
+      o << "<failure message=\"" << xml_escape(one_line(r.detail, 200)) << "\">" << xml_escape(failure_text(r))
+        << "</failure>";
+    else if (r.status == Status::Skip)
+      o << "<skipped message=\"" << xml_escape(r.detail) << "\"/>";
+    o << "</testcase>\n";
+  }
+  o << "  </testsuite>\n</testsuites>\n";
+  return o.str();
+}
+
+std::string render_gradescope(const Session& s, const std::vector<Row>& rows, const Summary& sum, double seconds) {
+  json tests = json::array();
+  int n = 0;
+  for (auto& r : rows) {
+    ++n;
+    json t = {{"name", r.id + ": " + r.title}, {"number", std::to_string(n)}, {"visibility", "visible"}};
+    if (r.status == Status::Skip) {
+      // Gradescope knows only passed/failed: a skipped row counts for nothing either way and says why.
+      t["score"] = 0;
+      t["max_score"] = 0;
+      t["output"] = "SKIPPED: " + r.detail;
+      t["tags"] = {"skipped"};
+    } else {
+      t["score"] = r.points;
+      t["max_score"] = r.max_points;
+      t["status"] = r.status == Status::Pass ? "passed" : "failed";
+      t["output"] = r.status == Status::Pass ? r.detail : failure_text(r);
+    }
+    tests.push_back(t);
+  }
+  json out = {{"score", sum.score},
+              {"max_score", sum.max_score},
+              {"execution_time", static_cast<int>(seconds + 0.5)},
+              {"visibility", "visible"},
+              {"stdout_visibility", "hidden"},
+              {"output", s.exercise.id + ": " + std::to_string(sum.passed) + " passed, " + std::to_string(sum.failed) +
+                             " failed, " + std::to_string(sum.skipped) + " skipped"},
+              {"tests", tests}};
+  return out.dump(2) + "\n";
+}
+
+}  // namespace judge

@@ -1,0 +1,23 @@
+// What comes out of a grading run: the at-a-glance table on the console, JUnit XML, and Gradescope's
+// results.json. Only the judge writes these, from rows it decided itself.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "grading.hpp"
+
+namespace judge {
+
+struct Summary {
+  double score = 0, max_score = 0;
+  int passed = 0, failed = 0, skipped = 0;
+};
+
+// Rows in the exercise's check order; a check that produced no row gets a failing one ("no result").
+std::vector<Row> final_rows(const Session& s);
+Summary summarize(const std::vector<Row>& rows);
+std::string render_table(const Session& s, const std::vector<Row>& rows, const Summary& sum, bool color);
+std::string render_junit(const Session& s, const std::vector<Row>& rows, double seconds);
+std::string render_gradescope(const Session& s, const std::vector<Row>& rows, const Summary& sum, double seconds);
+
+}  // namespace judge

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything the course needs; both README commands run it first.
+#
+#   tools/setup.sh            install what is missing, then print the environment (KEY=VALUE lines)
+#
+# Two modes:
+#   * default: a virtual environment from PyPI with the pinned requirements, kept OUTSIDE the clone under
+#     $COURSE_CACHE (default ~/.cache/opcourse), keyed by a hash of requirements/course.txt, so every fresh clone
+#     on this machine reuses it and only a new machine pays the download;
+#   * COURSE_PYTHON=/path/to/python3: use an already-installed torch, no venv, no downloads (the lent GPU machine).
+# Debian packages are installed with apt-get when run as root; otherwise the exact command is printed.
+# COURSE_DEPS_ROOT=DIR adds DIR/usr/include and DIR/usr/bin (a `dpkg -x` of carried .deb files) to the search.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache=${COURSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/opcourse}
+deps_root=${COURSE_DEPS_ROOT:-}
+say() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+# --- Debian packages -------------------------------------------------------------------------------------------
+# name of package : a file that proves it is installed
+required_debs=(
+  "doctest-dev:/usr/include/doctest/doctest.h"
+  "nlohmann-json3-dev:/usr/include/nlohmann/json.hpp"
+  "ninja-build:/usr/bin/ninja"
+  "cmake:/usr/bin/cmake"
+)
+optional_debs=(
+  "ccache:/usr/bin/ccache"
+  "bubblewrap:/usr/bin/bwrap"
+)
+have_file() { [ -e "$1" ] || { [ -n "$deps_root" ] && [ -e "$deps_root$1" ]; }; }
+missing_required=(); missing_optional=()
+for entry in "${required_debs[@]}"; do have_file "${entry#*:}" || missing_required+=("${entry%%:*}"); done
+for entry in "${optional_debs[@]}"; do have_file "${entry#*:}" || missing_optional+=("${entry%%:*}"); done
+# cmake and ninja may come from elsewhere (the GPU image has them on PATH, not in /usr/bin)
+filtered=()
+for p in "${missing_required[@]+"${missing_required[@]}"}"; do
+  case $p in cmake) command -v cmake >/dev/null || filtered+=("$p") ;; ninja-build) command -v ninja >/dev/null || filtered+=("$p") ;; *) filtered+=("$p") ;; esac
+done
+missing_required=("${filtered[@]+"${filtered[@]}"}")
+to_install=("${missing_required[@]+"${missing_required[@]}"}" "${missing_optional[@]+"${missing_optional[@]}"}")
+if [ ${#to_install[@]} -gt 0 ]; then
+  cmd="apt-get install -y --no-install-recommends ${to_install[*]}"
+  if [ "$(id -u)" = 0 ] && [ -z "${COURSE_OFFLINE:-}" ] && command -v apt-get >/dev/null; then
+    say "installing Debian packages: ${to_install[*]}"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${to_install[@]}" >/dev/null 2>&1 ||
+           { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${to_install[@]}" >/dev/null; }; }; then
+      [ ${#missing_required[@]} -gt 0 ] && die "could not install ${missing_required[*]}; run as root: apt-get update && $cmd"
+      say "warning: optional packages not installed (${missing_optional[*]}); continuing without them"
+    fi
+  elif [ ${#missing_required[@]} -gt 0 ]; then
+    die "missing Debian packages: ${missing_required[*]}. Run as root: apt-get update && $cmd"
+  else
+    say "warning: optional packages missing (${missing_optional[*]}): ccache speeds rebuilds, bubblewrap sandboxes grading. To install: $cmd"
+  fi
+fi
+
+# --- Python with torch -----------------------------------------------------------------------------------------
+req="$root/requirements/course.txt"
+if [ -n "${COURSE_PYTHON:-}" ]; then
+  python=$COURSE_PYTHON
+  "$python" -c 'import torch, safetensors' 2>/dev/null ||
+    die "COURSE_PYTHON=$python cannot import torch and safetensors; install them there or unset COURSE_PYTHON to build a venv"
+  say "using the already-installed torch of $python (no venv)"
+else
+  base_python=${COURSE_BASE_PYTHON:-python3}
+  key=$( { cat "$req"; "$base_python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+  venv="$cache/venv-$key"
+  if [ ! -f "$venv/.complete" ]; then
+    say "creating $venv (first run on this machine downloads torch, a few GB)"
+    rm -rf "$venv"
+    mkdir -p "$cache"
+    "$base_python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$venv/bin/python" -m pip install -q -r "$req" || die "pip install -r $req failed (see above)"
+    touch "$venv/.complete"
+  fi
+  python="$venv/bin/python"
+fi
+
+# --- torch's CUDA must be nvcc's CUDA major --------------------------------------------------------------------
+nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+[ -x "$nvcc" ] || die "nvcc not found (looked on PATH and at /usr/local/cuda/bin/nvcc); install the CUDA toolkit or set CUDACXX"
+nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9.]*\).*/\1/p')
+torch_info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none")')
+torch_version=${torch_info% *}; torch_cuda=${torch_info#* }
+if [ "${torch_cuda%%.*}" != "${nvcc_version%%.*}" ]; then
+  die "torch $torch_version was built for CUDA $torch_cuda but nvcc is CUDA $nvcc_version: their major versions must match.
+  Pin a torch built for CUDA ${nvcc_version%%.*} in requirements/course.txt, or point CUDACXX at a matching nvcc."
+fi
+say "torch $torch_version (CUDA $torch_cuda) matches nvcc $nvcc_version"
+
+ccache_bin=$(command -v ccache || true)
+[ -z "$ccache_bin" ] && [ -n "$deps_root" ] && [ -x "$deps_root/usr/bin/ccache" ] && ccache_bin="$deps_root/usr/bin/ccache"
+bwrap_bin=$(command -v bwrap || true)
+[ -z "$bwrap_bin" ] && [ -n "$deps_root" ] && [ -x "$deps_root/usr/bin/bwrap" ] && bwrap_bin="$deps_root/usr/bin/bwrap"
+
+cat <<EOF
+COURSE_PYTHON=$python
+COURSE_NVCC=$nvcc
+COURSE_CCACHE=$ccache_bin
+COURSE_BWRAP=$bwrap_bin
+COURSE_CCACHE_DIR=$cache/ccache
+COURSE_DEPS_ROOT=$deps_root
+EOF
