@@ -5,7 +5,7 @@
 #
 # Two modes:
 #   * default: a virtual environment from PyPI with the pinned requirements, kept OUTSIDE the clone under
-#     $COURSE_CACHE (default ~/.cache/opcourse), keyed by a hash of requirements/course.txt, so every fresh clone
+#     $COURSE_CACHE (default ~/.cache/opcourse), keyed by a hash of the pins in requirements/course.txt (comments aside), so every fresh clone
 #     on this machine reuses it and only a new machine pays the download;
 #   * COURSE_PYTHON=/path/to/python3: use an already-installed torch, no venv, no downloads (the lent GPU machine).
 # Debian packages are installed with apt-get when run as root; otherwise the exact command is printed.
@@ -66,7 +66,7 @@ if [ -n "${COURSE_PYTHON:-}" ]; then
   say "using the already-installed torch of $python (no venv)"
 else
   base_python=${COURSE_BASE_PYTHON:-python3}
-  key=$( { cat "$req"; "$base_python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+  key=$( { grep -v -e '^#' -e '^$' "$req"; "$base_python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
   venv="$cache/venv-$key"
   if [ ! -f "$venv/.complete" ]; then
     say "creating $venv (first run on this machine downloads torch, a few GB)"

@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   std::cout << "(seed " << session.cfg.seed << "; results in " << session.cfg.out_dir.string() << ")\n";
   std::ofstream(session.cfg.out_dir / "table.txt") << table;
   std::ofstream(session.cfg.out_dir / "junit.xml") << render_junit(session, rows, seconds);
+  std::ofstream(session.cfg.out_dir / "rows.json") << render_rows_json(session, rows, sum);
   std::ofstream(session.cfg.out_dir / "results.json") << render_gradescope(session, rows, sum, seconds);
   return sum.failed > 0 ? 1 : 0;
 }

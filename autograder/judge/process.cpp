@@ -74,6 +74,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   setpgid(pid, pid);  // also here, so killpg works even if the child has not run yet
   r.started = true;
+  r.pid = pid;
   close(out_pipe[1]);
   close(err_pipe[1]);
 

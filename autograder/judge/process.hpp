@@ -18,6 +18,7 @@ struct ProcessSpec {
 
 struct ProcessResult {
   bool started = false;
+  int pid = -1;           // also the id of its process group
   bool exited = false;     // exited normally (then exit_code is valid)
   int exit_code = -1;
   int term_signal = 0;     // the signal that ended it, if any

@@ -202,6 +202,16 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
   return o.str();
 }
 
+std::string render_rows_json(const Session& s, const std::vector<Row>& rows, const Summary& sum) {
+  json out = {{"exercise", s.exercise.id}, {"seed", s.cfg.seed}, {"score", sum.score}, {"max_score", sum.max_score},
+              {"passed", sum.passed}, {"failed", sum.failed}, {"skipped", sum.skipped}, {"rows", json::array()}};
+  for (auto& r : rows)
+    out["rows"].push_back({{"id", r.id}, {"title", r.title}, {"status", status_word(r.status)}, {"points", r.points},
+                           {"max_points", r.max_points}, {"detail", r.detail}, {"expected", r.expected},
+                           {"seen", r.seen}, {"hint", r.hint}});
+  return out.dump(2) + "\n";
+}
+
 std::string render_gradescope(const Session& s, const std::vector<Row>& rows, const Summary& sum, double seconds) {
   json tests = json::array();
   int n = 0;

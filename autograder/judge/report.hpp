@@ -18,6 +18,8 @@ std::vector<Row> final_rows(const Session& s);
 Summary summarize(const std::vector<Row>& rows);
 std::string render_table(const Session& s, const std::vector<Row>& rows, const Summary& sum, bool color);
 std::string render_junit(const Session& s, const std::vector<Row>& rows, double seconds);
+// Every row with its fields, for tools and tests (the course's own machine-readable format).
+std::string render_rows_json(const Session& s, const std::vector<Row>& rows, const Summary& sum);
 std::string render_gradescope(const Session& s, const std::vector<Row>& rows, const Summary& sum, double seconds);
 
 }  // namespace judge
