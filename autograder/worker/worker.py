@@ -10,47 +10,14 @@ import os
 import sys
 import traceback
 
-NAMESPACE = "course"
+from groups_common import GROUPS, load_library  # each groups_*.py module adds its probes to GROUPS
 
 
-def load_library(path):
-    import torch
-
-    torch.ops.load_library(path)
-
-
-def op_inventory():
-    """Every operator the course namespace holds, with its schema and where it has kernels."""
-    import torch
-
-    keys = ["CPU", "CUDA", "Meta", "Autograd", "AutogradCPU", "AutogradCUDA", "CompositeImplicitAutograd",
-            "CompositeExplicitAutograd"]
-    ops = []
-    for schema in torch._C._jit_get_all_schemas():
-        if not schema.name.startswith(NAMESPACE + "::"):
-            continue
-        kernels = [k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(schema.name, k)]
-        ops.append({"name": schema.name, "overload": schema.overload_name, "schema": str(schema),
-                    "kernels": kernels})
-    ops.sort(key=lambda o: (o["name"], o["overload"]))
-    return ops
-
-
-def mm16_elsewhere():
-    """Schemas named like the exercise's operators but outside the course namespace (a common slip)."""
-    import torch
-
-    return sorted(str(s) for s in torch._C._jit_get_all_schemas()
-                  if "mm16" in s.name and not s.name.startswith(NAMESPACE + "::"))
-
-
-def group_inspect(request, inputs):
-    return {"ops": op_inventory(), "elsewhere": mm16_elsewhere()}, {}
-
-
-GROUPS = {
-    "inspect": group_inspect,
-}
+def _register_group_modules():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.startswith("groups_") and name.endswith(".py") and name != "groups_common.py":
+            __import__(name[:-3])
 
 
 def main():
@@ -60,6 +27,7 @@ def main():
     response = {"nonce": request["nonce"], "group": request["group"]}
     tensors = {}
     try:
+        _register_group_modules()
         handler = GROUPS.get(request["group"])
         if handler is None:
             raise ValueError(f"unknown group {request['group']!r}")
