@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The course's GPU run: on a machine with a CUDA device and an already-installed torch (no venv, no downloads),
+# runs the README's main command and the test suite, then the suite again with the GPU hidden.
+#
+#   tools/gpu/run_on_gpu.sh LOG_DIR
+#
+# Needs the Debian packages the grader builds with, unpacked with `dpkg -x` into .deps/ (tools/gpu/fetch_deps.sh
+# does that on a machine with apt). The log of each step goes to LOG_DIR; the committed logs under evidence/gpu/
+# come from this script.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+logs=${1:?usage: run_on_gpu.sh LOG_DIR}
+mkdir -p "$logs"
+cd "$root"
+# The image's default g++ wrapper builds extensions that segfault when a TORCH_CHECK message formats a value.
+export CXX=/usr/bin/g++
+export COURSE_PYTHON=${COURSE_PYTHON:-python3} COURSE_DEPS_ROOT="$root/.deps" COURSE_OFFLINE=1
+export COURSE_BUILD_DIR="$root/build-gpu" PYTHONUNBUFFERED=1 COURSE_TEST_JOBS=${COURSE_TEST_JOBS:-8}
+
+step() {  # step NAME COMMAND...: runs it, logs it, records its exit status
+  local name=$1; shift
+  echo "=== $name: $* ($(date -u +%H:%M:%S))" | tee -a "$logs/summary.txt"
+  "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: exit status $rc" | tee -a "$logs/summary.txt"
+  tail -n 25 "$logs/$name.log"
+}
+
+{
+  echo "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+  "$COURSE_PYTHON" -c 'import torch,sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "devices", torch.cuda.device_count())'
+  nvcc --version | tail -2
+} 2>&1 | tee "$logs/summary.txt"
+
+step main ./course main
+step test ./course test
+CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test
+# Is a sandbox possible here? (informational: the grader reports its own protections)
+if "$root/.deps/usr/bin/bwrap" --unshare-all --die-with-parent --ro-bind / / true 2>"$logs/bwrap-probe.txt"; then
+  echo "bubblewrap (carried) works here" | tee -a "$logs/summary.txt"
+else
+  echo "bubblewrap (carried) does not work here: $(cat "$logs/bwrap-probe.txt")" | tee -a "$logs/summary.txt"
+fi
