@@ -60,7 +60,7 @@ fi
 # --- Python with torch -----------------------------------------------------------------------------------------
 req="$root/requirements/course.txt"
 if [ -n "${COURSE_PYTHON:-}" ]; then
-  python=$COURSE_PYTHON
+  python=$(command -v "$COURSE_PYTHON") || die "COURSE_PYTHON=$COURSE_PYTHON is not an executable"
   "$python" -c 'import torch, safetensors' 2>/dev/null ||
     die "COURSE_PYTHON=$python cannot import torch and safetensors; install them there or unset COURSE_PYTHON to build a venv"
   say "using the already-installed torch of $python (no venv)"
