@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -68,8 +69,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     dup2(err_pipe[1], 2);
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) _exit(127);
     execve(argv[0], argv.data(), envp.data());
-    const char msg[] = "judge: exec failed\n";
-    (void)!write(2, msg, sizeof msg - 1);
+    std::string msg = std::string("judge: cannot execute ") + argv[0] + ": " + strerror(errno) + "\n";
+    (void)!write(2, msg.data(), msg.size());
     _exit(127);
   }
   setpgid(pid, pid);  // also here, so killpg works even if the child has not run yet
