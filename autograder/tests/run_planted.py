@@ -15,6 +15,19 @@ import sys
 import tempfile
 
 
+def record_verdict(exercise, case, expected, rows, problems):
+    """With COURSE_VERDICTS_DIR set, keep each case's rows and outcome (tools/verdicts_table.py tabulates them)."""
+    target = os.environ.get("COURSE_VERDICTS_DIR")
+    if not target:
+        return
+    os.makedirs(target, exist_ok=True)
+    with open(os.path.join(target, f"{exercise}__{case}.json"), "w") as f:
+        json.dump({"exercise": exercise, "case": case, "why": expected.get("why", ""),
+                   "expected_fail": sorted(expected.get("fail", [])), "problems": problems,
+                   "rows": [{"id": r["id"], "status": r["status"], "detail": r["detail"]} for r in rows.values()]},
+                  f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--judge", required=True)
@@ -60,6 +73,7 @@ def main():
     for text in expected.get("output_contains", []):
         if text not in proc.stdout:
             problems.append(f"the console output does not contain {text!r}")
+    record_verdict(exercise, os.path.basename(case), expected, rows, problems)
     if problems:
         print(f"PLANTED CASE {exercise}/{os.path.basename(case)} got the wrong verdict:", file=sys.stderr)
         for p in problems:

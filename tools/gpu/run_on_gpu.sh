@@ -33,8 +33,12 @@ step() {  # step NAME COMMAND...: runs it, logs it, records its exit status
 } 2>&1 | tee "$logs/summary.txt"
 
 step main ./course main
-step test ./course test
-CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test
+COURSE_VERDICTS_DIR="$logs/verdicts-gpu" step test ./course test
+COURSE_VERDICTS_DIR="$logs/verdicts-no-gpu" CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test
+for v in gpu no-gpu; do
+  [ -d "$logs/verdicts-$v" ] && "$COURSE_PYTHON" "$root/tools/verdicts_table.py" "$logs/verdicts-$v" >"$logs/verdicts-$v.md"
+  rm -rf "$logs/verdicts-$v"
+done
 # Is a sandbox possible here? (informational: the grader reports its own protections)
 if "$root/.deps/usr/bin/bwrap" --unshare-all --die-with-parent --ro-bind / / true 2>"$logs/bwrap-probe.txt"; then
   echo "bubblewrap (carried) works here" | tee -a "$logs/summary.txt"
