@@ -30,6 +30,10 @@ optional_debs=(
   "ccache:/usr/bin/ccache"
   "bubblewrap:/usr/bin/bwrap"
 )
+# Debian's own python3 needs python3-venv to create the course's environment (pyenv or python.org builds do not).
+if [ -z "${COURSE_PYTHON:-}" ] && ! "${COURSE_BASE_PYTHON:-python3}" -c 'import ensurepip' 2>/dev/null; then
+  required_debs+=("python3-venv:/nonexistent/python3-venv")
+fi
 have_file() { [ -e "$1" ] || { [ -n "$deps_root" ] && [ -e "$deps_root$1" ]; }; }
 missing_required=(); missing_optional=()
 for entry in "${required_debs[@]}"; do have_file "${entry#*:}" || missing_required+=("${entry%%:*}"); done
