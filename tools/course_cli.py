@@ -431,7 +431,7 @@ def snapshot(folder: Path) -> dict:
 def cmd_watch(args) -> int:
     ex = resolve_exercise(args.exercise)
     folder = Path(args.dir) if args.dir else ROOT / "exercises" / ex
-    out_dir = BUILD / "grades" / ex
+    out_dir = Path(args.out) if args.out else BUILD / "grades" / ex
     say(f"watching {folder} (every {args.interval:g} s); save a file to regrade, Ctrl-C to stop")
     status = 0
     graded = 0
@@ -508,7 +508,7 @@ class Progress:
 def grade_one(judge: Path, ex: str, sub: Path | None, out: Path, key: str, timeout: float) -> tuple[dict, bool]:
     """Returns (rows-like summary, reused). Reuses the previous grade when the key is unchanged."""
     key_file = out / "grade.key"
-    if sub is not None and key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
+    if key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
         return json.loads((out / "rows.json").read_text()), True
     if out.exists():
         shutil.rmtree(out)
@@ -519,6 +519,7 @@ def grade_one(judge: Path, ex: str, sub: Path | None, out: Path, key: str, timeo
                 "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "missing": True, "rows": []}
         (out / "rows.json").write_text(json.dumps(rows, indent=2))
         (out / "table.txt").write_text(f"{ex}: not submitted (no folder {ex}/ in the submission)\n")
+        key_file.write_text(key)
         return rows, False
     seed = int(key[:8], 16) | 1
     argv = [str(judge), "--exercise", ex, "--submission", str(sub), "--out", str(out), "--no-color", "--seed", str(seed)]
@@ -807,6 +808,7 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("watch", help="regrade an exercise whenever one of its files is saved")
     s.add_argument("exercise")
     s.add_argument("--dir", help="folder to watch and grade (default exercises/EX)")
+    s.add_argument("--out", help="where the grade goes (default build/grades/EX, what `list` reads)")
     s.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
     s.add_argument("--no-initial", action="store_true", help="do not grade once at start")
     s.add_argument("--once-after-change", action="store_true", help="grade once after the first change, then exit")
