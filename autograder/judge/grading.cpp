@@ -134,7 +134,11 @@ const BuildResult& Session::build(const std::string& variant) {
   if (!ccache.empty()) {
     env["CCACHE_BASEDIR"] = dir.string();
     env["CCACHE_NOHASHDIR"] = "1";
+    env["CCACHE_SLOPPINESS"] = "pch_defines,time_macros,include_file_mtime,include_file_ctime";
   }
+  // The torch headers precompiled by CMake with these very flags (toolchain.json "pch_include"), if built.
+  std::string pch = tc.value("pch_include", "");
+  if (!pch.empty() && !fs::is_regular_file(pch + ".gch")) pch.clear();
   std::vector<std::string> common;
   for (auto& d : strings(tc, "definitions")) common.push_back("-D" + d);
   for (auto& i : strings(tc, "include_dirs")) { common.push_back("-isystem"); common.push_back(i); }
@@ -154,6 +158,7 @@ const BuildResult& Session::build(const std::string& variant) {
     } else {
       argv.push_back(tc.at("cxx").get<std::string>());
       argv.insert(argv.end(), {"-std=c++20", "-O2", "-fPIC"});
+      if (!pch.empty()) argv.insert(argv.end(), {"-include", pch});
     }
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), {"-c", fs::relative(in, dir).string(), "-o", fs::relative(obj, dir).string()});
