@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Gradescope runs this once when it builds the autograder image, from $GRADESCOPE_ROOT/source (default /autograder).
+# It installs the toolchain (tools/setup.sh: Debian packages, the pinned torch venv) and builds the judge only:
+# submissions are compiled per grade by the judge itself. The reference solutions are not in this zip.
+#
+# Environment: GRADESCOPE_ROOT (default /autograder); COURSE_PYTHON=/path/to/python with torch skips the venv
+# (tests reuse the course's venv that way, no downloads); COURSE_BUILD_DIR (default source/build).
+set -euo pipefail
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${COURSE_BUILD_DIR:-$src/build}
+env_lines=$("$src/tools/setup.sh")
+mkdir -p "$build"
+: >"$build/course-env.sh"
+while IFS='=' read -r key value; do
+  [ -n "$key" ] || continue
+  export "$key=$value"
+  printf 'export %s=%q\n' "$key" "$value" >>"$build/course-env.sh"
+done <<<"$env_lines"
+[ -n "${COURSE_CCACHE_DIR:-}" ] && printf 'export CCACHE_DIR=%q\n' "${CCACHE_DIR:-$COURSE_CCACHE_DIR}" >>"$build/course-env.sh"
+export CCACHE_DIR=${CCACHE_DIR:-${COURSE_CCACHE_DIR:-}}
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOURSE_PYTHON="$COURSE_PYTHON" -DCOURSE_BUILD_LIBRARIES=OFF \
+  >"$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; echo "setup.sh: CMake configuration failed" >&2; exit 1; }
+cmake --build "$build" --target judge >"$build/build.log" 2>&1 ||
+  { tail -40 "$build/build.log" >&2; echo "setup.sh: building the judge failed" >&2; exit 1; }
+echo "setup.sh: the judge is built: $build/judge"

@@ -1,0 +1,47 @@
+"""Helpers shared by the tests of tools/course_cli.py."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[2]
+CLI = SOURCE / "tools" / "course_cli.py"
+
+
+def run(args, env=None, cwd=None, timeout=900, input=None):
+    r = subprocess.run([sys.executable, str(CLI)] + list(args), env=env, cwd=cwd, capture_output=True, text=True,
+                       timeout=timeout, input=input)
+    out = r.stdout + r.stderr
+    print(f"$ course_cli {' '.join(map(str, args))}  -> {r.returncode}\n{out}")
+    return r.returncode, out
+
+
+def expect(cond, msg):
+    if not cond:
+        print(f"FAILED: {msg}")
+        sys.exit(1)
+
+
+def temp_dir(name):
+    d = Path(tempfile.mkdtemp(prefix=f"course-{name}-"))
+    return d
+
+
+def course_copy(tmp: Path) -> Path:
+    """A throwaway course checkout (exercises + requirements, one git commit) to run student commands in."""
+    root = tmp / "course"
+    shutil.copytree(SOURCE / "exercises", root / "exercises")
+    shutil.copytree(SOURCE / "requirements", root / "requirements")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "course"], check=True)
+    return root
+
+
+def env_for(root: Path, build: Path, **extra):
+    env = dict(os.environ, COURSE_ROOT=str(root), COURSE_BUILD_DIR=str(build), COURSE_STATE_DIR=str(root / ".course"))
+    env.update(extra)
+    return env

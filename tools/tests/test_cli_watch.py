@@ -1,0 +1,41 @@
+"""./course watch: regrades on save, shows the build's progress, then the table (real judge)."""
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from clitest import CLI, SOURCE, expect, temp_dir
+
+build = Path(sys.argv[1])
+tmp = temp_dir("watch")
+try:
+    sub = tmp / "02_schema"
+    shutil.copytree(SOURCE / "solutions" / "02_schema", sub)
+    import os
+    env = dict(os.environ, COURSE_BUILD_DIR=str(build))
+    argv = [sys.executable, str(CLI), "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
+            "--interval", "0.2", "--once-after-change"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(2)
+    expect(proc.poll() is None, "watch waits for a change")
+    expect(not (tmp / "grade").exists(), "--once-after-change does not grade before a change")
+    with open(sub / "mm16_schema.cpp", "a") as fh:
+        fh.write("// saved by the test\n")
+    out, _ = proc.communicate(timeout=600)
+    print(out)
+    expect(proc.returncode == 0, "the reference solution passes: watch exits 0")
+    expect("changed: mm16_schema.cpp" in out, "watch names the changed file")
+    expect("compiling mm16_schema.cpp" in out, "watch shows the build's progress")
+    expect("score 8/8" in out and "graded in" in out, "then the judge's table")
+    expect((tmp / "grade" / "rows.json").is_file(), "the grade lands in --out")
+
+    # --max-iterations bounds a watch that grades at start
+    argv = [sys.executable, str(CLI), "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade2"),
+            "--max-iterations", "1"]
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    print(r.stdout + r.stderr)
+    expect(r.returncode == 0 and "score 8/8" in r.stdout, "an initial grade, then --max-iterations 1 stops")
+    print("ok: watch")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
