@@ -64,8 +64,10 @@ def _explain(fn, *args):
         return {"error": f"{type(exc).__name__}: {str(exc)[:600]}"}
     reasons = []
     for r in e.break_reasons:
-        text = str(getattr(r, "reason", r))
-        reasons.append(text.split("\n  Hint:")[0].strip()[:600])
+        # torch's reason: a first line, then "Explanation:", "Hint:" and "Developer debug context:" lines
+        lines = [l.strip() for l in str(getattr(r, "reason", r)).splitlines() if l.strip()]
+        keep = lines[:1] + [l for l in lines[1:] if l.startswith(("Explanation: ", "Developer debug context: "))]
+        reasons.append(" ".join(keep)[:600])
     return {"graph_count": int(e.graph_count), "graph_break_count": int(e.graph_break_count),
             "break_reasons": reasons}
 
