@@ -29,6 +29,12 @@ required_debs=(
 optional_debs=(
   "ccache:/usr/bin/ccache"
   "bubblewrap:/usr/bin/bwrap"
+  # the site: math (KaTeX) and diagrams (Graphviz) rendered from local files; Chromium for its browser test
+  "libjs-katex:/usr/share/javascript/katex/katex.min.js"
+  "fonts-katex:/usr/share/fonts/truetype/katex/KaTeX_Main-Regular.woff2"
+  "graphviz:/usr/bin/dot"
+  "chromium:/usr/bin/chromium"
+  "chromium-driver:/usr/bin/chromedriver"
 )
 # Debian's own python3 needs python3-venv to create the course's environment (pyenv or python.org builds do not).
 if [ -z "${COURSE_PYTHON:-}" ] && ! "${COURSE_BASE_PYTHON:-python3}" -c 'import ensurepip' 2>/dev/null; then
@@ -57,7 +63,7 @@ if [ ${#to_install[@]} -gt 0 ]; then
   elif [ ${#missing_required[@]} -gt 0 ]; then
     die "missing Debian packages: ${missing_required[*]}. Run as root: apt-get update && $cmd"
   else
-    say "warning: optional packages missing (${missing_optional[*]}): ccache speeds rebuilds, bubblewrap sandboxes grading. To install: $cmd"
+    say "warning: optional packages missing (${missing_optional[*]}): ccache speeds rebuilds, bubblewrap sandboxes grading, the others build and test the site. To install: $cmd"
   fi
 fi
 

@@ -1,0 +1,102 @@
+"""Probes of chapter 1 (exercise 01_custom_op): course::scale_add in eager mode, on invalid calls, and under
+torch.compile next to its pybind11 twin. Raw observations only: the judge decides."""
+import importlib
+import sys
+
+from groups_common import group
+
+
+def _scale_add():
+    import torch
+
+    try:
+        return torch.ops.course.scale_add.default
+    except (AttributeError, RuntimeError) as e:
+        raise RuntimeError("torch.ops.course.scale_add does not exist: the library declared no operator "
+                           "course::scale_add (m.def inside TORCH_LIBRARY(course, m))") from e
+
+
+def _call(fn, *args):
+    """Runs one call; returns (report, tensor or None). An exception is data, not a failure of the probe."""
+    try:
+        out = fn(*args)
+    except Exception as e:  # noqa: BLE001
+        return {"raised": True, "type": type(e).__name__, "message": str(e)[:600]}, None
+    import torch
+
+    if not isinstance(out, torch.Tensor):
+        return {"raised": False, "returned": type(out).__name__}, None
+    return {"raised": False, "returned": "Tensor", "dtype": str(out.dtype).replace("torch.", ""),
+            "shape": list(out.shape), "device": str(out.device)}, out
+
+
+@group("scale_add")
+def group_scale_add(request, inputs):
+    op = _scale_add()
+    alpha = float(request["args"]["alpha"])
+    calls, tensors = {}, {}
+    for name, x in (("plain", inputs["x"]), ("transposed", inputs["xt"].t())):
+        calls[name], out = _call(op, x, inputs["y"], alpha)
+        calls[name]["x_is_contiguous"] = x.is_contiguous()
+        if out is not None:
+            tensors[name] = out
+    return {"calls": calls}, tensors
+
+
+@group("contract")
+def group_contract(request, inputs):
+    op = _scale_add()
+    x, y = inputs["x"], inputs["y"]
+    calls = {
+        "shape_mismatch": _call(op, x, y.reshape(y.shape[1], y.shape[0]), 1.0)[0],
+        "float64": _call(op, x.double(), y.double(), 1.0)[0],
+    }
+    return {"calls": calls, "survived": True}, {}
+
+
+def _explain(fn, *args):
+    import torch
+
+    torch._dynamo.reset()
+    try:
+        e = torch._dynamo.explain(fn)(*args)
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {str(exc)[:600]}"}
+    reasons = []
+    for r in e.break_reasons:
+        # torch's reason: a first line, then "Explanation:", "Hint:" and "Developer debug context:" lines
+        lines = [l.strip() for l in str(getattr(r, "reason", r)).splitlines() if l.strip()]
+        keep = lines[:1] + [l for l in lines[1:] if l.startswith(("Explanation: ", "Developer debug context: "))]
+        reasons.append(" ".join(keep)[:600])
+    return {"graph_count": int(e.graph_count), "graph_break_count": int(e.graph_break_count),
+            "break_reasons": reasons}
+
+
+@group("compile")
+def group_compile(request, inputs):
+    import torch
+
+    args = request["args"]
+    alpha = float(args["alpha"])
+    sys.path.insert(0, args["twin_dir"])
+    try:
+        twin = importlib.import_module("course_pybind_twin")
+    finally:
+        sys.path.pop(0)
+    _scale_add()  # a missing operator is reported as such, not as a graph break
+
+    def via_op(x, y):
+        return torch.ops.course.scale_add(x * 2, y, alpha) + 1
+
+    def via_twin(x, y):
+        return twin.scale_add(x * 2, y, alpha) + 1
+
+    x, y = inputs["x"], inputs["y"]
+    report = {"op": _explain(via_op, x, y), "twin": _explain(via_twin, x, y)}
+    tensors = {}
+    torch._dynamo.reset()
+    try:
+        tensors["compiled"] = torch.compile(via_op, backend="eager")(x, y)
+    except Exception as exc:  # noqa: BLE001
+        report["compiled_error"] = f"{type(exc).__name__}: {str(exc)[:600]}"
+    return report, tensors

@@ -1,0 +1,107 @@
+"""MkDocs hooks of the course site (mkdocs.yml: hooks).
+
+* KaTeX comes from the Debian package libjs-katex (+ fonts-katex), copied into the site at build time, so a page
+  opened offline still renders its math and nothing is fetched from a CDN.
+* ```dot fenced blocks are rendered to inline SVG with Graphviz at build time (Debian package graphviz): no
+  diagram library runs in the browser.
+Both packages are installed by tools/setup.sh; without them the build stops and says what to install.
+"""
+import os
+import re
+import subprocess
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
+
+KATEX_DIRS = ["/usr/share/javascript/katex"]
+_deps_root = os.environ.get("COURSE_DEPS_ROOT")
+if _deps_root:
+    KATEX_DIRS.insert(0, os.path.join(_deps_root, "usr/share/javascript/katex"))
+INSTALL = "apt-get install libjs-katex fonts-katex graphviz (tools/setup.sh installs them)"
+
+
+def _katex_dir():
+    for d in KATEX_DIRS:
+        if os.path.isfile(os.path.join(d, "katex.min.js")):
+            return d
+    raise PluginError(f"KaTeX not found in {KATEX_DIRS}: the site renders math from local files only. {INSTALL}")
+
+
+def on_files(files, config):
+    src = _katex_dir()
+    wanted = ["katex.min.js", "katex.min.css"]
+    for name in wanted:
+        files.append(File.generated(config, f"assets/katex/{name}", abs_src_path=os.path.join(src, name)))
+    # Debian ships auto-render unminified; it is published under the name mkdocs.yml loads
+    files.append(File.generated(config, "assets/katex/contrib/auto-render.min.js",
+                                abs_src_path=os.path.join(src, "contrib", "auto-render.js")))
+    fonts = os.path.realpath(os.path.join(src, "fonts"))
+    if not os.path.isdir(fonts) or not any(f.endswith(".woff2") for f in os.listdir(fonts)):
+        raise PluginError(f"KaTeX's fonts are missing ({fonts}). {INSTALL}")
+    for name in sorted(os.listdir(fonts)):
+        if name.endswith(".woff2"):
+            files.append(File.generated(config, f"assets/katex/fonts/{name}", abs_src_path=os.path.join(fonts, name)))
+    return files
+
+
+_DOT_FENCE = re.compile(r"^```dot[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
+def _render_dot(source, page):
+    try:
+        proc = subprocess.run(["dot", "-Tsvg"], input=source, capture_output=True, text=True, timeout=60)
+    except FileNotFoundError as e:
+        raise PluginError(f"Graphviz's dot is not installed (diagram in {page.file.src_uri}). {INSTALL}") from e
+    if proc.returncode != 0:
+        raise PluginError(f"a dot diagram in {page.file.src_uri} does not render:\n{proc.stderr.strip()}")
+    svg = proc.stdout[proc.stdout.index("<svg"):]
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    # the page's colours, not Graphviz's: black strokes and text follow the light/dark scheme
+    svg = svg.replace('fill="white" stroke="none"', 'fill="none" stroke="none"')
+    svg = svg.replace('stroke="black"', 'stroke="currentColor"').replace('fill="black"', 'fill="currentColor"')
+    svg = re.sub(r'<svg width="[^"]*" height="[^"]*"', '<svg role="img" ', svg, count=1)
+    return '<div class="diagram" markdown="0">' + "".join(l.strip() for l in svg.splitlines()) + "</div>"
+
+
+def on_page_markdown(markdown, page, config, files):
+    markdown = _expand_exercise_marks(markdown, page)
+    return _DOT_FENCE.sub(lambda m: _render_dot(m.group(1), page), markdown)
+
+
+# <!-- checks: EXERCISE --> and <!-- hints: EXERCISE --> in a chapter become the table of graded checks and the
+# collapsible hints, read from exercises/EXERCISE/exercise.json at build time: the page cannot drift from the grader.
+_EXERCISE_MARK = re.compile(r"^<!-- (checks|hints): ([A-Za-z0-9_]+) -->[ \t]*$", re.M)
+
+
+def _exercise(exercise_id, page):
+    path = os.path.join("exercises", exercise_id, "exercise.json")
+    if not os.path.isfile(path):
+        raise PluginError(f"{page.file.src_uri} names exercise '{exercise_id}', but {path} does not exist")
+    import json
+
+    with open(path) as f:
+        return json.load(f)
+
+
+def _md_cell(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _exercise_block(kind, exercise_id, page):
+    meta = _exercise(exercise_id, page)
+    if kind == "checks":
+        lines = ["| Check | What it verifies | Points | GPU |", "| --- | --- | --: | :-: |"]
+        for c in meta["checks"]:
+            lines.append(f"| `{c['id']}` | {_md_cell(c['title'])} | {c.get('points', 1):g} | "
+                         f"{'yes' if c.get('cuda') else ''} |")
+        total = sum(c.get("points", 1) for c in meta["checks"])
+        lines.append(f"| | **total** | **{total:g}** | |")
+        return "\n".join(lines)
+    blocks = []
+    for i, hint in enumerate(meta.get("hints", []), 1):
+        blocks.append(f'??? tip "Hint {i}"\n    {hint}\n')
+    return "\n".join(blocks)
+
+
+def _expand_exercise_marks(markdown, page):
+    return _EXERCISE_MARK.sub(lambda m: _exercise_block(m.group(1), m.group(2), page), markdown)

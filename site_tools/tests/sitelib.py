@@ -1,0 +1,64 @@
+"""Shared helpers of the site's tests: where the course is, how to run MkDocs, what the chapters include."""
+import os
+import re
+import subprocess
+import sys
+
+COURSE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# --8<-- "path:region" (a whole file when there is no :region)
+SNIPPET_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$')
+REGION_MARK = re.compile(r"--8<--\s+\[(start|end):([A-Za-z0-9_.-]+)\]")
+
+
+def mkdocs_build(project_dir, site_dir):
+    """Runs `mkdocs build --strict`; returns (exit status, combined output)."""
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site_dir],
+                          cwd=project_dir, capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def chapter_files(root=COURSE_ROOT):
+    chapters = os.path.join(root, "chapters")
+    out = []
+    for dirpath, _, names in os.walk(chapters):
+        out += [os.path.join(dirpath, n) for n in names if n.endswith(".md")]
+    return sorted(out)
+
+
+def snippet_references(root=COURSE_ROOT):
+    """[(chapter, line number, path, region or None)] for every snippet line of every chapter."""
+    refs = []
+    for chapter in chapter_files(root):
+        with open(chapter) as f:
+            for no, line in enumerate(f, 1):
+                m = SNIPPET_LINE.match(line)
+                if m:
+                    target = m.group(1)
+                    path, _, region = target.partition(":")
+                    refs.append((os.path.relpath(chapter, root), no, path, region or None))
+    return refs
+
+
+def marked_regions(root=COURSE_ROOT, folders=("exercises", "solutions")):
+    """{(relative path, region)} for every region marked in the course's exercise and solution sources."""
+    regions = set()
+    for folder in folders:
+        for dirpath, _, names in os.walk(os.path.join(root, folder)):
+            for n in names:
+                if not n.endswith((".cpp", ".cu", ".h", ".hpp", ".cuh", ".py")):
+                    continue
+                p = os.path.join(dirpath, n)
+                with open(p, errors="replace") as f:
+                    for m in REGION_MARK.finditer(f.read()):
+                        regions.add((os.path.relpath(p, root), m.group(2)))
+    return regions
+
+
+def regions_in_file(path):
+    """{region: (has start, has end)} of one file."""
+    found = {}
+    with open(path, errors="replace") as f:
+        for m in REGION_MARK.finditer(f.read()):
+            s, e = found.get(m.group(2), (False, False))
+            found[m.group(2)] = (s or m.group(1) == "start", e or m.group(1) == "end")
+    return found

@@ -1,0 +1,51 @@
+"""The site builds with `mkdocs build --strict` (links, anchors and snippets all resolve), and a chapter that
+names a code region that does not exist stops the build with a message that names it.
+
+usage: test_site_build.py build SITE_DIR | broken_snippet"""
+import os
+import shutil
+import sys
+import tempfile
+
+from sitelib import COURSE_ROOT, mkdocs_build
+
+
+def test_build(site_dir):
+    status, output = mkdocs_build(COURSE_ROOT, site_dir)
+    print(output)
+    assert status == 0, f"mkdocs build --strict failed (exit {status}); its output is above"
+    for page in ("index.html", "01_custom_op/index.html", "02_schema/index.html", "search/search_index.json",
+                 "assets/katex/katex.min.js", "assets/katex/contrib/auto-render.min.js"):
+        assert os.path.isfile(os.path.join(site_dir, page)), f"the built site has no {page}"
+    print(f"site/build: the strict build passed; site in {site_dir}")
+
+
+def test_broken_snippet():
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools"):
+            src = os.path.join(COURSE_ROOT, name)
+            (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
+        chapter = os.path.join(tmp, "chapters", "01_custom_op.md")
+        with open(chapter) as f:
+            original = f.read()
+        with open(chapter, "a") as f:
+            f.write('\n```cpp\n--8<-- "exercises/01_custom_op/scale_add.cpp:no_such_region"\n```\n')
+        status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+        print(output)
+        assert status != 0, "a chapter naming a missing code region must fail the build, but it passed"
+        assert "Snippet section 'no_such_region' could not be located" in output and "01_custom_op.md" in output, \
+            "the build failed, but its message does not name the missing region and the chapter"
+
+        # and a missing file the same way
+        with open(chapter, "w") as f:
+            f.write(original + '\n```cpp\n--8<-- "exercises/01_custom_op/no_such_file.cpp"\n```\n')
+        status, output = mkdocs_build(tmp, os.path.join(tmp, "site2"))
+        assert status != 0 and "no_such_file.cpp" in output, output
+    print("site/broken_snippet: a missing region and a missing file each stop the strict build, by name")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "build":
+        test_build(os.path.abspath(sys.argv[2]))
+    else:
+        test_broken_snippet()
