@@ -798,7 +798,7 @@ def cmd_bench(args) -> int:
     say(f"  warm regrade after a one-line edit  {mw:6.1f} s")
     say(f"  bare compile of {edit:<20}{mb:6.1f} s")
     if with_pch:
-        say(f"  the same with the precompiled header  {statistics.median(with_pch):6.1f} s   (what a regrade compiles)")
+        say(f"  compile with the precompiled header {statistics.median(with_pch):6.1f} s   (what a regrade compiles)")
     say(f"  target: warm <= 1.5 x bare + 5 s = {target:.1f} s: {'met' if mw <= target else 'NOT met'}")
     return 0 if mw <= target or not args.check else 1
 
