@@ -98,9 +98,14 @@ def pristine(ex: str, name: str) -> bytes | None:
 
 
 def snapshot_pristine() -> None:
+    """Run by set-up: a pristine copy of every stub, from git's HEAD; outside a git checkout (a downloaded archive),
+    the files as they are at the first set-up, before the student has edited them."""
     for ex in exercise_ids():
         for name in stub_files(ex):
-            pristine(ex, name)
+            if pristine(ex, name) is None and (ROOT / "exercises" / ex / name).is_file():
+                kept = STATE_DIR / "pristine" / ex / name
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / "exercises" / ex / name, kept)
 
 
 # --- state ---------------------------------------------------------------------------------------------------------
