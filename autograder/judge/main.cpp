@@ -22,6 +22,7 @@ const char* kUsage =
     "  --seed N            seed of the inputs the judge chooses (default: random, printed)\n"
     "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR ")\n"
     "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR "/toolchain.json)\n"
+    "  --worker-timeout S  wall-clock limit of one worker run, in seconds (default 120)\n"
     "  --list              list the exercise's checks and exit\n"
     "  --no-color          plain table even on a terminal\n";
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
       else if (a == "--course-root") cfg.course_root = value("--course-root");
       else if (a == "--toolchain") cfg.toolchain_file = value("--toolchain");
       else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
+      else if (a == "--worker-timeout") cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
       else if (a == "--list") list = true;
       else if (a == "--no-color") color = false;
       else if (a == "-h" || a == "--help") { std::cout << kUsage; return 0; }
