@@ -97,7 +97,7 @@ void Session::init(Config c) {
   toolchain = read_json_file(cfg.toolchain_file);
   if (cfg.seed == 0) cfg.seed = std::random_device{}() | 1u;
   fs::create_directories(cfg.work_dir);
-  Sandbox::get().configure(toolchain, cfg.course_root);
+  Sandbox::get().configure(toolchain, cfg.course_root, cfg.work_dir);
 }
 
 const BuildResult& Session::build(const std::string& variant) {

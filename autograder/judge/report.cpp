@@ -106,7 +106,9 @@ const char* status_word(Status s) { return s == Status::Pass ? "PASS" : s == Sta
 // Text that may come from the submission (compiler output, the worker's last lines) is quoted: control characters
 // (carriage returns, terminal escapes) become '?', and every line after the first starts with "  | ", so nothing a
 // submission prints can pass for a line of the judge's own report (such as a forged "score 8/8").
-std::string quoted(const std::string& s) {
+std::string quoted(const std::string& text) {
+  constexpr std::size_t kMax = 4000;  // a flood of output stays a flood in the log, not in the report
+  std::string s = text.size() > kMax ? text.substr(0, kMax) : text;
   std::string o;
   for (unsigned char c : s) {
     if (c == '\n') o += "\n    | ";
@@ -114,6 +116,7 @@ std::string quoted(const std::string& s) {
     else if (c == 0x7f) o += '?';
     else o += static_cast<char>(c);
   }
+  if (text.size() > kMax) o += "\n    | ... (" + std::to_string(text.size() - kMax) + " more characters not shown)";
   return o;
 }
 

@@ -69,7 +69,7 @@ Sandbox& Sandbox::get() {
   return s;
 }
 
-void Sandbox::configure(const json& tc, const fs::path& course_root) {
+void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::path& work_dir) {
   if (configured_) return;
   configured_ = true;
   course_root_ = fs::weakly_canonical(course_root);
@@ -150,8 +150,8 @@ void Sandbox::configure(const json& tc, const fs::path& course_root) {
   } else if (!use_bwrap_) {
     // Without the sandbox's own mounts, the unprivileged uid must be able to reach the toolchain itself.
     std::string unreachable;
-    for (auto& p : {python, tc.value("worker", std::string())})
-      if (!world_reachable(p)) unreachable += " " + p;
+    for (auto& p : {python, tc.value("worker", std::string()), work_dir.string()})
+      if (!p.empty() && !world_reachable(p)) unreachable += " " + p;
     if (unreachable.empty()) drop_uid_ = true;
     else uid_reason = "submission code runs as root: an unprivileged uid cannot read" + unreachable;
   } else {
@@ -289,7 +289,8 @@ void Sandbox::sweep_uid() const {
   pid_t pid = fork();
   if (pid == 0) {
     if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
-    for (int i = 0; i < 200; ++i) {
+    // Until none is left: hundreds of killed processes can take seconds to finish dying.
+    for (int i = 0; i < 3000; ++i) {
       if (kill(-1, SIGKILL) != 0 && errno == ESRCH) _exit(0);
       usleep(10000);
     }

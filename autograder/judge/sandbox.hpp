@@ -31,7 +31,9 @@ class Sandbox {
   static Sandbox& get();
   // Decides, once, which protections this machine allows. `toolchain` is build/toolchain.json; `course_root` is
   // the checkout whose solutions/ and autograder/planted/ must never be mounted.
-  void configure(const nlohmann::json& toolchain, const std::filesystem::path& course_root);
+  // `work_dir` (where the scratch folders go) matters only without bubblewrap: the uid must be able to reach it.
+  void configure(const nlohmann::json& toolchain, const std::filesystem::path& course_root,
+                 const std::filesystem::path& work_dir = {});
 
   // Runs `spec` (a compiler, linker or the worker) with `scratch` as its only writable folder and `read_only` as
   // extra read-only folders, then kills whatever it left running and removes anything in `scratch` that is not a
@@ -43,7 +45,7 @@ class Sandbox {
   bool all_on() const;
   nlohmann::json protections_json() const;
   bool bubblewrap() const { return use_bwrap_; }
-  int uid() const { return uid_; }
+  int uid() const { return drop_uid_ ? uid_ : -1; }  // -1: submission code runs as the judge's uid
 
  private:
   bool configured_ = false;
