@@ -8,6 +8,8 @@
 #include <random>
 #include <sstream>
 
+#include "sandbox.hpp"
+
 namespace judge {
 
 namespace {
@@ -95,6 +97,7 @@ void Session::init(Config c) {
   toolchain = read_json_file(cfg.toolchain_file);
   if (cfg.seed == 0) cfg.seed = std::random_device{}() | 1u;
   fs::create_directories(cfg.work_dir);
+  Sandbox::get().configure(toolchain, cfg.course_root, cfg.work_dir);
 }
 
 const BuildResult& Session::build(const std::string& variant) {
@@ -163,7 +166,7 @@ const BuildResult& Session::build(const std::string& variant) {
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), {"-c", fs::relative(in, dir).string(), "-o", fs::relative(obj, dir).string()});
     ProcessSpec spec{argv, env, dir.string(), cfg.build_timeout_s, 256 * 1024};
-    auto r = run_process(spec);
+    auto r = Sandbox::get().run(spec, dir);
     b.log += r.out + r.err;
     if (!r.exited || r.exit_code != 0) {
       b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")";
@@ -182,7 +185,7 @@ const BuildResult& Session::build(const std::string& variant) {
   for (auto& l : strings(tc, "libs")) link.push_back(l);
   if (has_cuda)
     for (auto& l : strings(tc, "cuda_libs")) link.push_back(l);
-  auto r = run_process(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024});
+  auto r = Sandbox::get().run(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024}, dir);
   b.log += r.out + r.err;
   if (!r.exited || r.exit_code != 0) {
     b.failure = "linking lib" + exercise.library + ".so failed (the linker " + r.describe() + ")";
@@ -223,7 +226,7 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   ProcessSpec spec{{toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
                     (dir / "request.json").string()},
                    env, dir.string(), cfg.worker_timeout_s, 64 * 1024};
-  g.process = run_process(spec);
+  g.process = Sandbox::get().run(spec, dir, {b.library.parent_path()});
   const auto& p = g.process;
   fs::path response = dir / "response.json";
   auto output_tail = [&] {

@@ -11,6 +11,7 @@
 
 #include "grading.hpp"
 #include "report.hpp"
+#include "sandbox.hpp"
 
 namespace {
 const char* kUsage =
@@ -22,6 +23,8 @@ const char* kUsage =
     "  --seed N            seed of the inputs the judge chooses (default: random, printed)\n"
     "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR ")\n"
     "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR "/toolchain.json)\n"
+    "  --worker-timeout S  wall-clock limit of one worker run, in seconds (default 120)\n"
+    "  --protections       print (JSON) which sandbox protections this machine allows, and exit\n"
     "  --list              list the exercise's checks and exit\n"
     "  --no-color          plain table even on a terminal\n";
 
@@ -36,6 +39,7 @@ int main(int argc, char** argv) {
   Config cfg;
   cfg.course_root = COURSE_SOURCE_DIR;
   cfg.toolchain_file = fs::path(COURSE_BINARY_DIR) / "toolchain.json";
+  bool protections = false;
   bool list = false, color = isatty(1) && !getenv("NO_COLOR");
   std::vector<const char*> doctest_args{argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -51,7 +55,9 @@ int main(int argc, char** argv) {
       else if (a == "--course-root") cfg.course_root = value("--course-root");
       else if (a == "--toolchain") cfg.toolchain_file = value("--toolchain");
       else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
+      else if (a == "--worker-timeout") cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
       else if (a == "--list") list = true;
+      else if (a == "--protections") protections = true;
       else if (a == "--no-color") color = false;
       else if (a == "-h" || a == "--help") { std::cout << kUsage; return 0; }
       else if (a == "--") { for (++i; i < argc; ++i) doctest_args.push_back(argv[i]); }
@@ -59,6 +65,14 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       return usage_error(e.what());
     }
+  }
+  if (protections) {
+    std::ifstream in(cfg.toolchain_file);
+    json tc = json::parse(in, nullptr, false);
+    if (tc.is_discarded()) return usage_error("cannot read " + cfg.toolchain_file.string());
+    Sandbox::get().configure(tc, cfg.course_root);
+    std::cout << Sandbox::get().protections_json().dump(2) << "\n";
+    return 0;
   }
   if (cfg.exercise_id.empty()) return usage_error("--exercise is required");
   fs::path metadata = cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json";

@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "sandbox.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -78,7 +80,7 @@ std::string fmt_points(double p) {
 
 std::string one_line(std::string s, std::size_t width) {
   for (auto& c : s)
-    if (c == '\n' || c == '\t') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   if (s.size() > width) s = s.substr(0, width - 3) + "...";
   return s;
 }
@@ -101,14 +103,49 @@ std::string xml_escape(const std::string& s) {
 
 const char* status_word(Status s) { return s == Status::Pass ? "PASS" : s == Status::Fail ? "FAIL" : "SKIPPED"; }
 
+// Text that may come from the submission (compiler output, the worker's last lines) is quoted: control characters
+// (carriage returns, terminal escapes) become '?', and every line after the first starts with "  | ", so nothing a
+// submission prints can pass for a line of the judge's own report (such as a forged "score 8/8").
+std::string quoted(const std::string& text) {
+  constexpr std::size_t kMax = 4000;  // a flood of output stays a flood in the log, not in the report
+  std::string s = text.size() > kMax ? text.substr(0, kMax) : text;
+  std::string o;
+  for (unsigned char c : s) {
+    if (c == '\n') o += "\n    | ";
+    else if (c < 0x20 && c != '\t') o += '?';
+    else if (c == 0x7f) o += '?';
+    else o += static_cast<char>(c);
+  }
+  if (text.size() > kMax) o += "\n    | ... (" + std::to_string(text.size() - kMax) + " more characters not shown)";
+  return o;
+}
+
 std::string failure_text(const Row& r) {
-  std::string t = r.detail;
-  if (!r.expected.empty()) t += "\n  expected: " + r.expected;
-  if (!r.seen.empty()) t += "\n  seen:     " + r.seen;
+  std::string t = quoted(r.detail);
+  if (!r.expected.empty()) t += "\n  expected: " + quoted(r.expected);
+  if (!r.seen.empty()) t += "\n  seen:     " + quoted(r.seen);
   if (!r.hint.empty()) t += "\n  hint:     " + r.hint;
   return t;
 }
 }  // namespace
+
+// One line when every protection is on; otherwise a loud list of what is off and why.
+template <class Paint>
+std::string protections_text(Paint paint) {
+  auto& box = Sandbox::get();
+  if (box.protections().empty()) return "";
+  if (box.all_on())
+    return "sandbox: all " + std::to_string(box.protections().size()) +
+           " protections on (bubblewrap: no network, solutions not mounted; unprivileged uid; limits)\n";
+  std::string t = "\n" + paint(Status::Fail, "WARNING") + ": graded with protections OFF; a submission could forge, "
+                  "read or disturb more than usual:\n";
+  for (auto& p : box.protections())
+    if (!p.on) t += "  OFF  " + p.id + ": " + p.what + " (" + p.reason + ")\n";
+  std::string on;
+  for (auto& p : box.protections())
+    if (p.on) on += (on.empty() ? "" : ", ") + p.id;
+  return t + "  on:  " + on + "\n";
+}
 
 std::vector<Row> final_rows(const Session& s) {
   std::vector<Row> out;
@@ -173,6 +210,7 @@ std::string render_table(const Session& s, const std::vector<Row>& rows, const S
   }
   o << "\nscore " << fmt_points(sum.score) << "/" << fmt_points(sum.max_score) << ": " << sum.passed << " passed, "
     << sum.failed << " failed, " << sum.skipped << " skipped\n";
+  o << protections_text(paint);
   bool any_failed = false;
   for (auto& r : rows) {
     if (r.status != Status::Fail) continue;
@@ -189,6 +227,11 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
   o << "  <testsuite name=\"" << xml_escape(s.exercise.id) << "\" tests=\"" << rows.size() << "\" failures=\""
     << sum.failed << "\" skipped=\"" << sum.skipped << "\" errors=\"0\" time=\"" << seconds << "\">\n";
+  o << "    <properties>\n";
+  for (auto& p : Sandbox::get().protections())
+    o << "      <property name=\"protection." << xml_escape(p.id) << "\" value=\"" << (p.on ? "on" : "off") << ": "
+      << xml_escape(p.reason) << "\"/>\n";
+  o << "    </properties>\n";
   for (auto& r : rows) {
     o << "    <testcase classname=\"" << xml_escape(s.exercise.id) << "\" name=\"" << xml_escape(r.id) << "\">";
     if (r.status == Status::Fail)
@@ -209,6 +252,8 @@ std::string render_rows_json(const Session& s, const std::vector<Row>& rows, con
     out["rows"].push_back({{"id", r.id}, {"title", r.title}, {"status", status_word(r.status)}, {"points", r.points},
                            {"max_points", r.max_points}, {"detail", r.detail}, {"expected", r.expected},
                            {"seen", r.seen}, {"hint", r.hint}});
+  out["protections"] = Sandbox::get().protections_json();
+  out["sandbox_uid"] = Sandbox::get().uid();
   return out.dump(2) + "\n";
 }
 
@@ -240,6 +285,12 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
               {"output", s.exercise.id + ": " + std::to_string(sum.passed) + " passed, " + std::to_string(sum.failed) +
                              " failed, " + std::to_string(sum.skipped) + " skipped"},
               {"tests", tests}};
+  // Gradescope keeps extra_data; the summary line says when a protection was off, so nobody reads it silently.
+  out["extra_data"] = {{"protections", Sandbox::get().protections_json()}};
+  std::string off;
+  for (auto& p : Sandbox::get().protections())
+    if (!p.on) off += (off.empty() ? "" : ", ") + p.id;
+  if (!off.empty()) out["output"] = out["output"].get<std::string>() + ". WARNING: protections off: " + off;
   return out.dump(2) + "\n";
 }
 

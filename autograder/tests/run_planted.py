@@ -2,17 +2,67 @@
 
 A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission's sources (or, in expected.json,
 "submission": a folder of the course, such as the exercise stub or the reference solution) and expected.json:
-  fail             check ids that must FAIL; every other check must PASS (or be SKIPPED, see below)
-  output_contains  strings the judge's console output must contain (what a student reads)
+  fail                 check ids that must FAIL; every other check must PASS (or be SKIPPED, see below)
+  output_contains      strings the judge's console output must contain (what a student reads)
+  output_not_contains  strings that must appear neither in the console output nor in any report file the judge
+                       wrote (table.txt, junit.xml, results.json, rows.json): forged values never reach a report
+  needs                sandbox protections (ids of `judge --protections`) the case relies on: where one is off
+                       the case is SKIPPED (exit 77), loudly, before it runs
+  judge_args           extra judge options (e.g. a shorter --worker-timeout)
+  template             sources contain @COURSE_ROOT@, @SITE_PACKAGES@ and @PORT@, filled in (a copy) before grading
+  listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
+  absent_after         paths (templated) that must not exist after the grade
+  settle_s             seconds to wait after the judge returns before the checks (for delayed mischief)
+  max_output_bytes     bound on the judge's console output
+  threat, defence, known_limit: documentation, collected into autograder/THREATS.md
+Always checked: exactly one "score" line (the judge's); results.json and rows.json agree with each other; no
+process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
 Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device, and otherwise
 PASS or FAIL as listed: the GPU run of the same case is the stronger test.
+The outcome is also written to RESULTS_DIR/EXERCISE/CASE.json for tools/threats.py.
 """
 import argparse
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
+import time
+
+SKIP = 77
+
+
+def leftover_processes(uid, out):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                status = f.read()
+            puid = int(next(l for l in status.splitlines() if l.startswith("Uid:")).split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            try:
+                cwd = os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                cwd = ""
+        except (OSError, StopIteration):
+            continue
+        if (uid is not None and puid == uid) or out in cmd or cwd.startswith(out):
+            found.append(f"pid {pid} uid {puid}: {cmd[:120]}")
+    return found
+
+
+def record(results_dir, exercise, case, outcome):
+    if not results_dir:
+        return
+    os.makedirs(os.path.join(results_dir, exercise), exist_ok=True)
+    with open(os.path.join(results_dir, exercise, case + ".json"), "w") as f:
+        json.dump(outcome, f, indent=2)
 
 
 def record_verdict(exercise, case, expected, rows, problems):
@@ -33,55 +83,165 @@ def main():
     ap.add_argument("--judge", required=True)
     ap.add_argument("--course-root", required=True)
     ap.add_argument("--case", required=True)
+    ap.add_argument("--results-dir", default="")
     ap.add_argument("--cuda", choices=["yes", "no", "auto"], default="auto")
     args = ap.parse_args()
 
     case = os.path.abspath(args.case)
+    name = os.path.basename(case)
     exercise = os.path.basename(os.path.dirname(case))
+    course_root = os.path.abspath(args.course_root)
     with open(os.path.join(case, "expected.json")) as f:
         expected = json.load(f)
-    submission = os.path.join(args.course_root, expected["submission"]) if "submission" in expected else case
-    with open(os.path.join(args.course_root, "exercises", exercise, "exercise.json")) as f:
+    with open(os.path.join(course_root, "exercises", exercise, "exercise.json")) as f:
         checks = json.load(f)["checks"]
     unknown = set(expected.get("fail", [])) - {c["id"] for c in checks}
     if unknown:
         sys.exit(f"expected.json names checks the exercise does not have: {sorted(unknown)}")
 
-    with tempfile.TemporaryDirectory() as out:
+    protections = json.loads(subprocess.run([args.judge, "--protections", "--course-root", course_root],
+                                            capture_output=True, text=True, check=True).stdout)
+    state = {p["id"]: p for p in protections}
+    missing = [n for n in expected.get("needs", []) if n not in state]
+    if missing:
+        sys.exit(f"expected.json needs protections the judge does not know: {missing}")
+    off = [n for n in expected.get("needs", []) if not state[n]["on"]]
+    if off:
+        print(f"SKIPPED planted case {exercise}/{name}: it relies on protections that are OFF here: "
+              + "; ".join(f"{n} ({state[n]['detail']})" for n in off))
+        record(args.results_dir, exercise, name, {"outcome": "skipped", "off": off})
+        sys.exit(SKIP)
+
+    work = tempfile.mkdtemp(prefix="planted-")
+    listener = None
+    try:
+        subs = {"@COURSE_ROOT@": course_root, "@SITE_PACKAGES@": sysconfig.get_paths()["purelib"]}
+        if expected.get("listener"):
+            listener = socket.socket()
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(8)
+            listener.setblocking(False)
+            subs["@PORT@"] = str(listener.getsockname()[1])
+        if "submission" in expected:
+            submission = os.path.join(course_root, expected["submission"])
+        elif expected.get("template"):
+            submission = os.path.join(work, "submission")
+            os.makedirs(submission)
+            for entry in os.listdir(case):
+                with open(os.path.join(case, entry)) as f:
+                    text = f.read()
+                for k, v in subs.items():
+                    text = text.replace(k, v)
+                with open(os.path.join(submission, entry), "w") as f:
+                    f.write(text)
+        else:
+            submission = case
+        out = os.path.join(work, "out")
+        started = time.monotonic()
         proc = subprocess.run([args.judge, "--exercise", exercise, "--submission", submission, "--out", out,
-                               "--no-color"], capture_output=True, text=True, timeout=1800)
+                               "--course-root", course_root, "--no-color", *expected.get("judge_args", [])],
+                              capture_output=True, text=True, timeout=1800, errors="replace")
+        seconds = time.monotonic() - started
         print(proc.stdout)
         print(proc.stderr, file=sys.stderr)
-        with open(os.path.join(out, "rows.json")) as f:
-            rows = {r["id"]: r for r in json.load(f)["rows"]}
+        time.sleep(expected.get("settle_s", 0))
+        reports = {}
+        for fname in ("table.txt", "junit.xml", "results.json", "rows.json"):
+            try:
+                with open(os.path.join(out, fname), errors="replace") as f:
+                    reports[fname] = f.read()
+            except OSError:
+                reports[fname] = ""
+        problems = []
+        try:
+            rows_json = json.loads(reports["rows.json"])
+            rows = {r["id"]: r for r in rows_json["rows"]}
+        except (ValueError, KeyError) as e:
+            rows_json, rows = {}, {}
+            problems.append(f"rows.json unreadable: {e}")
 
-    cuda = rows and any(r["status"] != "SKIPPED" for r in rows.values()
-                        if any(c["id"] == r["id"] and c.get("cuda") for c in checks))
-    problems = []
-    for c in checks:
-        cid = c["id"]
-        seen = rows.get(cid, {}).get("status", "MISSING")
-        if c.get("cuda") and not cuda:
-            want = "SKIPPED"
-        else:
-            want = "FAIL" if cid in expected.get("fail", []) else "PASS"
-        if seen != want:
-            problems.append(f"{cid}: expected {want}, got {seen} ({rows.get(cid, {}).get('detail', '')})")
-    want_rc = 1 if any(r["status"] == "FAIL" for r in rows.values()) else 0
-    if proc.returncode != want_rc:
-        problems.append(f"judge exit status {proc.returncode}, expected {want_rc}")
-    for text in expected.get("output_contains", []):
-        if text not in proc.stdout:
-            problems.append(f"the console output does not contain {text!r}")
-    record_verdict(exercise, os.path.basename(case), expected, rows, problems)
+        cuda = rows and any(r["status"] != "SKIPPED" for r in rows.values()
+                            if any(c["id"] == r["id"] and c.get("cuda") for c in checks))
+        for c in checks:
+            cid = c["id"]
+            seen = rows.get(cid, {}).get("status", "MISSING")
+            if c.get("cuda") and not cuda:
+                want = "SKIPPED"
+            else:
+                want = "FAIL" if cid in expected.get("fail", []) else "PASS"
+            if seen != want:
+                problems.append(f"{cid}: expected {want}, got {seen} ({rows.get(cid, {}).get('detail', '')})")
+        want_rc = 1 if any(r["status"] == "FAIL" for r in rows.values()) else 0
+        if proc.returncode != want_rc:
+            problems.append(f"judge exit status {proc.returncode}, expected {want_rc}")
+        for text in expected.get("output_contains", []):
+            if text not in proc.stdout:
+                problems.append(f"the console output does not contain {text!r}")
+        for text in expected.get("output_not_contains", []):
+            for where, content in [("console output", proc.stdout), *reports.items()]:
+                if text in content:
+                    problems.append(f"the {where} contains {text!r} (a forged value reached a report)")
+        # Always: the judge's own score line, once, agreeing with the machine-readable reports.
+        score_lines = [l for l in proc.stdout.splitlines() if l.startswith("score ")]
+        if len(score_lines) != 1:
+            problems.append(f"expected exactly one 'score' line in the console output, saw {score_lines}")
+        try:
+            results = json.loads(reports["results.json"])
+            points = sum(r["points"] for r in rows.values() if r["status"] == "PASS")
+            if abs(results["score"] - points) > 1e-9 or abs(rows_json["score"] - points) > 1e-9:
+                problems.append(f"results.json score {results['score']} / rows.json score {rows_json['score']} "
+                                f"disagree with the passed rows ({points})")
+        except (ValueError, KeyError) as e:
+            problems.append(f"results.json unreadable: {e}")
+        if "max_output_bytes" in expected and len(proc.stdout) + len(proc.stderr) > expected["max_output_bytes"]:
+            problems.append(f"the judge printed {len(proc.stdout) + len(proc.stderr)} bytes "
+                            f"(bound {expected['max_output_bytes']})")
+        for path in expected.get("absent_after", []):
+            for k, v in subs.items():
+                path = path.replace(k, v)
+            if os.path.exists(path):
+                problems.append(f"{path} exists after the grade (the submission wrote it)")
+                os.remove(path)
+        if listener is not None:
+            try:
+                conn, peer = listener.accept()
+                problems.append(f"the submission connected to the test's listener on 127.0.0.1 (from {peer})")
+                conn.close()
+            except BlockingIOError:
+                pass
+        uid = rows_json.get("sandbox_uid")
+        uid = uid if isinstance(uid, int) and uid > 0 else None
+        left = leftover_processes(uid, out)
+        for _ in range(20):  # killed processes can take a moment to finish dying
+            if not left:
+                break
+            time.sleep(0.5)
+            left = leftover_processes(uid, out)
+        if left:
+            problems.append("processes left running after the grade: " + "; ".join(left))
+            for entry in left:
+                try:
+                    os.kill(int(entry.split()[1].rstrip(":")), 9)
+                except (OSError, ValueError):
+                    pass
+        failed_rows = sorted(r["id"] for r in rows.values() if r["status"] == "FAIL")
+        record(args.results_dir, exercise, name, {
+            "outcome": "wrong verdict" if problems else "as expected",
+            "failed_rows": failed_rows, "problems": problems, "seconds": round(seconds, 1),
+            "protections_off": [p["id"] for p in rows_json.get("protections", []) if not p.get("on")]})
+    finally:
+        if listener is not None:
+            listener.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+    record_verdict(exercise, name, expected, rows, problems)
     if problems:
-        print(f"PLANTED CASE {exercise}/{os.path.basename(case)} got the wrong verdict:", file=sys.stderr)
+        print(f"PLANTED CASE {exercise}/{name} got the wrong verdict:", file=sys.stderr)
         for p in problems:
             print("  - " + p, file=sys.stderr)
         sys.exit(1)
-    print(f"planted case {exercise}/{os.path.basename(case)}: verdict as expected "
-          f"({sum(r['status'] == 'FAIL' for r in rows.values())} rows failed, "
-          f"{sum(r['status'] == 'SKIPPED' for r in rows.values())} skipped)")
+    print(f"planted case {exercise}/{name}: verdict as expected "
+          f"({len(failed_rows)} rows failed, {sum(r['status'] == 'SKIPPED' for r in rows.values())} skipped)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,325 @@
+#include "sandbox.hpp"
+
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+
+namespace judge {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+bool is_executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+
+std::string find_tool(const char* name) {
+  for (const char* dir : {"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"}) {
+    std::string p = std::string(dir) + "/" + name;
+    if (is_executable(p)) return p;
+  }
+  return "";
+}
+
+// True when `p` is inside `dir` (or is it).
+bool inside(const fs::path& p, const fs::path& dir) {
+  auto rel = p.lexically_normal().lexically_relative(dir.lexically_normal());
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// Whether a uid that owns nothing could reach `p` (every folder above it searchable by others, `p` readable).
+bool world_reachable(const fs::path& p) {
+  std::error_code ec;
+  fs::path real = fs::canonical(p, ec);
+  if (ec) return false;
+  fs::path cur;
+  for (auto& part : real) {
+    cur /= part;
+    struct stat st {};
+    if (stat(cur.c_str(), &st) != 0) return false;
+    if (S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) return false;
+  }
+  struct stat st {};
+  return stat(real.c_str(), &st) == 0 && (st.st_mode & S_IROTH);
+}
+
+bool cuda_device_nodes() {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/dev", ec))
+    if (e.path().filename().string().rfind("nvidia", 0) == 0) return true;
+  return false;
+}
+
+unsigned long long env_number(const char* name, unsigned long long fallback) {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  return (end && *end == 0) ? n : fallback;
+}
+}  // namespace
+
+Sandbox& Sandbox::get() {
+  static Sandbox s;
+  return s;
+}
+
+void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::path& work_dir) {
+  if (configured_) return;
+  configured_ = true;
+  course_root_ = fs::weakly_canonical(course_root);
+  const bool root = geteuid() == 0;
+  setpriv_ = find_tool("setpriv");
+  prlimit_ = find_tool("prlimit");
+  uid_ = static_cast<int>(env_number("COURSE_SANDBOX_UID", 1000000ull + static_cast<unsigned>(getpid())));
+
+  // --- what the sandboxed processes may read: the system and the toolchain, never the course's secrets ---------
+  std::vector<fs::path> wanted;
+  for (const char* p : {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) wanted.push_back(p);
+  auto add_tree_of = [&](const std::string& exe, int up) {
+    if (exe.empty()) return;
+    fs::path p = fs::path(exe).lexically_normal();
+    for (int i = 0; i < up && p.has_parent_path(); ++i) p = p.parent_path();
+    wanted.push_back(p);
+    std::error_code ec;
+    fs::path real = fs::canonical(p, ec);
+    if (!ec) wanted.push_back(real);
+  };
+  std::string python = tc.value("python", "");
+  {  // a venv: bin/python in a folder with pyvenv.cfg; otherwise the python's prefix
+    fs::path prefix = fs::path(python).parent_path().parent_path();
+    add_tree_of(prefix.string(), 0);
+    std::error_code ec;  // the interpreter a venv points at (e.g. pyenv's, under /root/.pyenv): its prefix too
+    fs::path real = fs::canonical(python, ec);
+    if (!ec) add_tree_of(real.string(), 2);
+  }
+  add_tree_of(tc.value("nvcc", ""), 2);
+  add_tree_of(tc.value("cxx", ""), 2);
+  add_tree_of(tc.value("worker", ""), 1);
+  for (const char* key : {"include_dirs", "link_dirs"})
+    if (tc.contains(key))
+      for (auto& d : tc[key]) add_tree_of(d.get<std::string>(), 0);
+  const fs::path secrets[] = {course_root_ / "solutions", course_root_ / "autograder" / "planted",
+                              course_root_ / "autograder" / "hidden"};
+  std::string refused;
+  for (auto& p : wanted) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(p, ec)) || p == "/" ||
+        std::find(system_ro_.begin(), system_ro_.end(), p) != system_ro_.end())
+      continue;
+    bool covered = false;  // already inside a mounted folder (e.g. /usr/local/cuda inside /usr)
+    for (auto& q : system_ro_) covered = covered || (!fs::is_symlink(q, ec) && inside(p, q));
+    if (covered) continue;
+    bool leaks = false;
+    for (auto& s : secrets) leaks = leaks || inside(s, p);
+    if (leaks) {
+      refused += " " + p.string();
+      continue;
+    }
+    system_ro_.push_back(p);
+  }
+
+  // --- bubblewrap -------------------------------------------------------------------------------------------------
+  const char* mode = getenv("COURSE_SANDBOX");
+  std::string bwrap_reason;
+  bwrap_ = tc.value("bwrap", "");
+  if (bwrap_.empty() && getenv("COURSE_BWRAP")) bwrap_ = getenv("COURSE_BWRAP");
+  if (mode && std::string(mode) == "off") {
+    bwrap_reason = "switched off by COURSE_SANDBOX=off";
+  } else if (!is_executable(bwrap_)) {
+    bwrap_reason = "bubblewrap (bwrap) is not installed here (Debian: apt-get install bubblewrap)";
+  } else {
+    use_bwrap_ = true;  // provisionally, for the probe
+    ProcessSpec probe{{"/usr/bin/true"}, current_environment(), "/", 30, 4096};
+    auto r = run_process(ProcessSpec{command(probe, "/tmp", {}), probe.env, "/", 30, 4096});
+    use_bwrap_ = r.exited && r.exit_code == 0;
+    if (!use_bwrap_) bwrap_reason = bwrap_ + " is installed but cannot start a sandbox here: " + r.err.substr(0, 200);
+  }
+
+  // --- the uid -------------------------------------------------------------------------------------------------
+  std::string uid_reason;
+  if (!root) {
+    uid_reason = "runs as your own uid " + std::to_string(geteuid()) + " (not root)";
+  } else if (setpriv_.empty()) {
+    uid_reason = "setpriv (util-linux) is not installed: submission code would run as root";
+  } else if (!use_bwrap_) {
+    // Without the sandbox's own mounts, the unprivileged uid must be able to reach the toolchain itself.
+    std::string unreachable;
+    for (auto& p : {python, tc.value("worker", std::string()), work_dir.string()})
+      if (!p.empty() && !world_reachable(p)) unreachable += " " + p;
+    if (unreachable.empty()) drop_uid_ = true;
+    else uid_reason = "submission code runs as root: an unprivileged uid cannot read" + unreachable;
+  } else {
+    drop_uid_ = true;
+  }
+  if (drop_uid_) uid_reason = "uid " + std::to_string(uid_) + " (setpriv), no capabilities, no new privileges";
+
+  // --- limits --------------------------------------------------------------------------------------------------
+  limits_ = !prlimit_.empty();
+  nproc_ = std::max<unsigned long long>(256, 16ull * std::max(1u, std::thread::hardware_concurrency()));
+  fsize_bytes_ = env_number("COURSE_SANDBOX_FSIZE_MB", 512) << 20;
+  memory_bytes_ = env_number("COURSE_SANDBOX_MEMORY_MB", 8192) << 20;
+  const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
+  bool no_cuda = !cuda_device_nodes() || (cvd && (std::string(cvd).empty() || std::string(cvd) == "-1"));
+  limit_memory_ = limits_ && no_cuda;
+  // RLIMIT_NPROC counts the processes of a uid and root ignores it: it needs a uid of the sandbox's own (root +
+  // setpriv) or a user namespace (bubblewrap run by an ordinary user counts only the sandbox's processes).
+  limit_nproc_ = limits_ && (drop_uid_ || (!root && use_bwrap_));
+
+  auto add = [&](std::string id, std::string what, bool on, std::string reason) {
+    protections_.push_back({std::move(id), std::move(what), on, std::move(reason)});
+  };
+  std::string no_bwrap = "no sandbox: " + bwrap_reason;
+  add("sandbox", "bubblewrap sandbox around the compiler and the worker", use_bwrap_,
+      use_bwrap_ ? bwrap_ + (root ? ": pid, net, ipc, uts namespaces; no user namespace (the uid drop needs the real uid)"
+                                  : ": --unshare-all")
+                 : bwrap_reason);
+  add("no_network", "submission code cannot open network connections", use_bwrap_,
+      use_bwrap_ ? "own network namespace (loopback only)" : no_bwrap);
+  add("solutions_hidden", "reference solutions, planted cases and hidden tests are not mounted at compile or run time",
+      use_bwrap_ && refused.empty(),
+      !use_bwrap_ ? no_bwrap
+                  : refused.empty() ? "only the system, the toolchain and a scratch folder are mounted"
+                                    : "a toolchain folder contains the course:" + refused + " (not mounted)");
+  add("read_only_system", "only a scratch folder is writable", use_bwrap_,
+      use_bwrap_ ? "system and toolchain mounted read-only" : no_bwrap);
+  add("unprivileged_uid", "submission code does not run as root", drop_uid_ || !root, uid_reason);
+  add("kill_process_tree", "nothing the submission starts outlives its run", use_bwrap_ || drop_uid_,
+      use_bwrap_ ? "pid namespace (dies with its first process) + process group + uid sweep"
+                 : drop_uid_ ? "process group + kill every process of the sandbox uid"
+                             : "process group only: a process that calls setsid() can escape");
+  add("wall_clock_timeout", "a run that does not finish is killed", true, "per compile and per worker run");
+  add("output_cap", "captured output is capped", true, "64 KiB per stream kept, the rest read and dropped");
+  add("limit_processes", "a fork bomb is stopped (RLIMIT_NPROC)", limit_nproc_,
+      limit_nproc_ ? std::to_string(nproc_) + " processes/threads"
+                   : prlimit_.empty() ? "prlimit (util-linux) is not installed"
+                                      : "RLIMIT_NPROC is ignored for root and there is no uid of the sandbox's own");
+  add("limit_file_size", "a file larger than the limit cannot be written (RLIMIT_FSIZE)", limits_,
+      limits_ ? std::to_string(fsize_bytes_ >> 20) + " MiB" : "prlimit (util-linux) is not installed");
+  add("limit_memory", "address space of a CPU-only worker is capped (RLIMIT_AS)", limit_memory_,
+      limit_memory_ ? std::to_string(memory_bytes_ >> 20) + " MiB"
+                    : !limits_ ? "prlimit (util-linux) is not installed"
+                               : "a CUDA device is visible: torch reserves ~18 GB of address space at CUDA init, so "
+                                 "RLIMIT_AS cannot be used");
+}
+
+bool Sandbox::all_on() const {
+  return std::all_of(protections_.begin(), protections_.end(), [](const Protection& p) { return p.on; });
+}
+
+json Sandbox::protections_json() const {
+  json out = json::array();
+  for (auto& p : protections_)
+    out.push_back({{"id", p.id}, {"what", p.what}, {"on", p.on}, {"detail", p.reason}});
+  return out;
+}
+
+std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::path& scratch,
+                                          const std::vector<fs::path>& read_only) const {
+  std::vector<std::string> argv;
+  if (use_bwrap_) {
+    argv = {bwrap_, "--die-with-parent", "--new-session"};
+    if (geteuid() == 0)
+      argv.insert(argv.end(), {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                               "--unshare-cgroup-try"});
+    else
+      argv.push_back("--unshare-all");
+    // Folders bwrap would create on the way to a mount point copy the host's mode (/root is 0700): create them
+    // first, 0755, so the unprivileged uid can reach what is mounted below them.
+    std::vector<fs::path> mounted, made;
+    auto mount = [&](std::vector<std::string> how, const fs::path& dest) {
+      fs::path cur = "/";
+      for (auto it = dest.begin(); it != dest.end(); ++it) {
+        if (*it == "/") continue;
+        cur /= *it;
+        if (cur == dest) break;
+        bool exists = std::find(made.begin(), made.end(), cur) != made.end();
+        for (auto& m : mounted) exists = exists || inside(cur, m);
+        if (!exists) {
+          argv.insert(argv.end(), {"--perms", "0755", "--dir", cur.string()});
+          made.push_back(cur);
+        }
+      }
+      argv.insert(argv.end(), how.begin(), how.end());
+      // a bound folder brings its contents; a fresh tmpfs/proc/dev mount point is empty below itself
+      if (how[0] == "--ro-bind" || how[0] == "--bind") mounted.push_back(dest);
+      else made.push_back(dest);
+    };
+    std::error_code ec;
+    for (auto& p : system_ro_) {
+      if (fs::is_symlink(p, ec)) mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
+      else mount({"--ro-bind", p.string(), p.string()}, p);
+    }
+    mount({"--proc", "/proc"}, "/proc");
+    mount({"--dev", "/dev"}, "/dev");
+    mount({"--tmpfs", "/tmp"}, "/tmp");
+    if (fs::exists("/sys", ec)) mount({"--ro-bind", "/sys", "/sys"}, "/sys");
+    for (auto& e : fs::directory_iterator("/dev", ec))
+      if (e.path().filename().string().rfind("nvidia", 0) == 0)
+        argv.insert(argv.end(), {"--dev-bind", e.path().string(), e.path().string()});
+    for (auto& p : read_only) mount({"--ro-bind", p.string(), p.string()}, p);
+    mount({"--bind", scratch.string(), scratch.string()}, scratch);
+    argv.insert(argv.end(), {"--chdir", spec.cwd.empty() ? scratch.string() : spec.cwd, "--"});
+  }
+  if (drop_uid_)
+    argv.insert(argv.end(), {setpriv_, "--reuid=" + std::to_string(uid_), "--regid=" + std::to_string(uid_),
+                             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"});
+  if (limits_) {
+    argv.push_back(prlimit_);
+    if (limit_nproc_) argv.push_back("--nproc=" + std::to_string(nproc_));
+    argv.push_back("--fsize=" + std::to_string(fsize_bytes_));
+    argv.push_back("--core=0");
+    if (limit_memory_) argv.push_back("--as=" + std::to_string(memory_bytes_));
+    argv.push_back("--");
+  }
+  auto first = spec.argv.begin();
+  // The shared compiler cache is not writable from inside (one submission could poison another's build).
+  if ((use_bwrap_ || drop_uid_) && first != spec.argv.end() && fs::path(*first).filename() == "ccache") ++first;
+  argv.insert(argv.end(), first, spec.argv.end());
+  return argv;
+}
+
+void Sandbox::sweep_uid() const {
+  if (!drop_uid_) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
+    // Until none is left: hundreds of killed processes can take seconds to finish dying.
+    for (int i = 0; i < 3000; ++i) {
+      if (kill(-1, SIGKILL) != 0 && errno == ESRCH) _exit(0);
+      usleep(10000);
+    }
+    _exit(2);
+  }
+  if (pid > 0) waitpid(pid, nullptr, 0);
+}
+
+ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std::vector<fs::path>& read_only) {
+  std::error_code ec;
+  if (drop_uid_) {
+    lchown(scratch.c_str(), uid_, uid_);
+    for (auto& e : fs::recursive_directory_iterator(scratch, ec)) lchown(e.path().c_str(), uid_, uid_);
+  }
+  spec.env["HOME"] = scratch.string();
+  if (use_bwrap_) spec.env["TMPDIR"] = "/tmp";
+  spec.env.erase("CCACHE_DIR");
+  spec.argv = command(spec, scratch, read_only);
+  ProcessResult r = run_process(spec);
+  sweep_uid();
+  // The judge reads files from here next: only plain files and folders stay (no FIFO to block on, no symlink).
+  std::vector<fs::path> odd;
+  for (auto it = fs::recursive_directory_iterator(scratch, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    auto st = it->symlink_status(ec);
+    if (!fs::is_regular_file(st) && !fs::is_directory(st)) odd.push_back(it->path());
+  }
+  for (auto& p : odd) fs::remove(p, ec);
+  return r;
+}
+
+}  // namespace judge
