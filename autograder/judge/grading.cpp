@@ -131,7 +131,21 @@ const BuildResult& Session::build(const std::string& variant) {
   const json& tc = toolchain;
   auto env = current_environment();
   std::string ccache = tc.value("ccache", "");
-  if (!ccache.empty() && !tc.value("ccache_dir", "").empty()) env["CCACHE_DIR"] = tc["ccache_dir"];
+  // Each submission folder gets a compiler cache of its own: a regrade recompiles only the sources that changed,
+  // and no submission can plant objects in another's cache.
+  fs::path own_cache;
+  if (!ccache.empty()) {
+    std::string base = tc.value("ccache_dir", "");
+    if (base.empty() && getenv("CCACHE_DIR")) base = getenv("CCACHE_DIR");
+    if (base.empty()) base = (fs::path(getenv("HOME") ? getenv("HOME") : "/tmp") / ".cache" / "ccache").string();
+    char key[32];
+    std::snprintf(key, sizeof key, "%016zx", std::hash<std::string>{}(fs::weakly_canonical(cfg.submission).string()));
+    own_cache = fs::path(base) / "submissions" / key;
+    std::error_code mk;
+    fs::create_directories(own_cache, mk);
+    if (mk) own_cache.clear();
+    else env["CCACHE_DIR"] = own_cache.string();
+  }
   // Every grade builds in a new folder: compile with paths relative to it (and tell ccache to rewrite any absolute
   // path under it), so an unchanged source hits the cache whichever folder it is graded in.
   if (!ccache.empty()) {
@@ -166,7 +180,7 @@ const BuildResult& Session::build(const std::string& variant) {
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), {"-c", fs::relative(in, dir).string(), "-o", fs::relative(obj, dir).string()});
     ProcessSpec spec{argv, env, dir.string(), cfg.build_timeout_s, 256 * 1024};
-    auto r = Sandbox::get().run(spec, dir);
+    auto r = Sandbox::get().run(spec, dir, {}, own_cache);
     b.log += r.out + r.err;
     if (!r.exited || r.exit_code != 0) {
       b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")";

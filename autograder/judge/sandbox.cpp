@@ -101,6 +101,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   add_tree_of(tc.value("nvcc", ""), 2);
   add_tree_of(tc.value("cxx", ""), 2);
   add_tree_of(tc.value("worker", ""), 1);
+  add_tree_of(tc.value("pch_include", ""), 1);  // the precompiled torch headers submissions compile with
   for (const char* key : {"include_dirs", "link_dirs"})
     if (tc.contains(key))
       for (auto& d : tc[key]) add_tree_of(d.get<std::string>(), 0);
@@ -220,7 +221,8 @@ json Sandbox::protections_json() const {
 }
 
 std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::path& scratch,
-                                          const std::vector<fs::path>& read_only) const {
+                                          const std::vector<fs::path>& read_only,
+                                          const fs::path& compiler_cache) const {
   std::vector<std::string> argv;
   if (use_bwrap_) {
     argv = {bwrap_, "--die-with-parent", "--new-session"};
@@ -264,6 +266,7 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
         argv.insert(argv.end(), {"--dev-bind", e.path().string(), e.path().string()});
     for (auto& p : read_only) mount({"--ro-bind", p.string(), p.string()}, p);
     mount({"--bind", scratch.string(), scratch.string()}, scratch);
+    if (!compiler_cache.empty()) mount({"--bind", compiler_cache.string(), compiler_cache.string()}, compiler_cache);
     argv.insert(argv.end(), {"--chdir", spec.cwd.empty() ? scratch.string() : spec.cwd, "--"});
   }
   if (drop_uid_)
@@ -278,8 +281,11 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     argv.push_back("--");
   }
   auto first = spec.argv.begin();
-  // The shared compiler cache is not writable from inside (one submission could poison another's build).
-  if ((use_bwrap_ || drop_uid_) && first != spec.argv.end() && fs::path(*first).filename() == "ccache") ++first;
+  // The shared compiler cache is not writable from inside (one submission could poison another's build); a
+  // submission's own cache is (its regrades then recompile only what changed).
+  if ((use_bwrap_ || drop_uid_) && compiler_cache.empty() && first != spec.argv.end() &&
+      fs::path(*first).filename() == "ccache")
+    ++first;
   argv.insert(argv.end(), first, spec.argv.end());
   return argv;
 }
@@ -299,16 +305,21 @@ void Sandbox::sweep_uid() const {
   if (pid > 0) waitpid(pid, nullptr, 0);
 }
 
-ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std::vector<fs::path>& read_only) {
+ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std::vector<fs::path>& read_only,
+                           const fs::path& compiler_cache) {
   std::error_code ec;
   if (drop_uid_) {
-    lchown(scratch.c_str(), uid_, uid_);
-    for (auto& e : fs::recursive_directory_iterator(scratch, ec)) lchown(e.path().c_str(), uid_, uid_);
+    for (const fs::path& own : {scratch, compiler_cache}) {
+      if (own.empty()) continue;
+      lchown(own.c_str(), uid_, uid_);
+      for (auto& e : fs::recursive_directory_iterator(own, ec)) lchown(e.path().c_str(), uid_, uid_);
+    }
   }
   spec.env["HOME"] = scratch.string();
   if (use_bwrap_) spec.env["TMPDIR"] = "/tmp";
-  spec.env.erase("CCACHE_DIR");
-  spec.argv = command(spec, scratch, read_only);
+  if (compiler_cache.empty()) spec.env.erase("CCACHE_DIR");
+  else spec.env["CCACHE_DIR"] = compiler_cache.string();
+  spec.argv = command(spec, scratch, read_only, compiler_cache);
   ProcessResult r = run_process(spec);
   sweep_uid();
   // The judge reads files from here next: only plain files and folders stay (no FIFO to block on, no symlink).

@@ -37,9 +37,11 @@ class Sandbox {
 
   // Runs `spec` (a compiler, linker or the worker) with `scratch` as its only writable folder and `read_only` as
   // extra read-only folders, then kills whatever it left running and removes anything in `scratch` that is not a
-  // plain file or folder (a FIFO or symlink planted to hang or mislead the judge).
+  // plain file or folder (a FIFO or symlink planted to hang or mislead the judge). `compiler_cache`, if given, is
+  // this submission's own ccache folder, mounted writable: without it a compile runs without ccache.
   ProcessResult run(ProcessSpec spec, const std::filesystem::path& scratch,
-                    const std::vector<std::filesystem::path>& read_only = {});
+                    const std::vector<std::filesystem::path>& read_only = {},
+                    const std::filesystem::path& compiler_cache = {});
 
   const std::vector<Protection>& protections() const { return protections_; }
   bool all_on() const;
@@ -58,7 +60,8 @@ class Sandbox {
   std::vector<Protection> protections_;
 
   std::vector<std::string> command(const ProcessSpec& spec, const std::filesystem::path& scratch,
-                                   const std::vector<std::filesystem::path>& read_only) const;
+                                   const std::vector<std::filesystem::path>& read_only,
+                                   const std::filesystem::path& compiler_cache = {}) const;
   void sweep_uid() const;
 };
 

@@ -1,5 +1,6 @@
-"""ccache serves the judge's builds of submissions: the same source graded in two different folders (every grade
-and every student of a batch builds in a new one) compiles once; the second grade is a cache hit."""
+"""ccache serves the judge's builds of submissions: a regrade of the same submission folder is a cache hit (every
+grade builds in a new scratch folder), while another submission folder has a cache of its own (no submission can
+plant objects in another's build)."""
 import json
 import os
 import shutil
@@ -21,22 +22,29 @@ try:
     env = dict(os.environ, CCACHE_DIR=str(tmp / "cache"))
 
     def stats():
-        out = subprocess.run([tc["ccache"], "--print-stats"], env=env, capture_output=True, text=True).stdout
-        pairs = dict(line.split("\t") for line in out.splitlines() if "\t" in line)
-        hits = int(pairs.get("direct_cache_hit", 0)) + int(pairs.get("preprocessed_cache_hit", 0))
-        return hits, int(pairs.get("cache_miss", 0))
-
-    for i, name in enumerate(("first", "second")):
-        sub = tmp / name / "some" / "deeper" / "02_schema"  # different folders, different depths
-        shutil.copytree(SOURCE / "solutions" / "02_schema", sub)
+        """(hits, misses) of every submission's own cache under the base folder."""
+        hits = misses = 0
+        for own in sorted((tmp / "cache" / "submissions").glob("*")):
+            out = subprocess.run([tc["ccache"], "--print-stats"], env=dict(env, CCACHE_DIR=str(own)),
+                                 capture_output=True, text=True).stdout
+            pairs = dict(line.split("\t") for line in out.splitlines() if "\t" in line)
+            hits += int(pairs.get("direct_cache_hit", 0)) + int(pairs.get("preprocessed_cache_hit", 0))
+            misses += int(pairs.get("cache_miss", 0))
+        return hits, misses
+    first = tmp / "first" / "some" / "deeper" / "02_schema"
+    other = tmp / "other" / "02_schema"
+    for folder in (first, other):
+        shutil.copytree(SOURCE / "solutions" / "02_schema", folder)
+    # first grade: a miss; regrade of the same folder: a hit; another student's identical folder: its own miss
+    for i, (sub, want) in enumerate(((first, (0, 1)), (first, (1, 1)), (other, (1, 2)))):
         r = subprocess.run([str(build / "judge"), "--exercise", "02_schema", "--submission", str(sub), "--out",
-                            str(tmp / f"grade-{name}"), "--no-color", "--toolchain", str(tcf)],
+                            str(tmp / f"grade-{i}"), "--no-color", "--toolchain", str(tcf)],
                            env=env, capture_output=True, text=True, timeout=900)
         print(r.stdout + r.stderr)
-        expect(r.returncode == 0, f"{name} grade passes")
+        expect(r.returncode == 0, f"grade {i} passes")
         hits, misses = stats()
-        print(f"after the {name} grade: {hits} hit(s), {misses} miss(es)")
-        expect((hits, misses) == ((0, 1) if i == 0 else (1, 1)), f"ccache after the {name} grade")
-    print("ok: ccache hits across grade folders")
+        print(f"after grade {i} ({sub}): {hits} hit(s), {misses} miss(es)")
+        expect((hits, misses) == want, f"ccache after grade {i}: expected {want}")
+    print("ok: a regrade hits its own cache; another submission does not share it")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
