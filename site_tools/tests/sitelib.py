@@ -39,8 +39,8 @@ def snippet_references(root=COURSE_ROOT):
     return refs
 
 
-def marked_regions(root=COURSE_ROOT, folders=("exercises", "solutions")):
-    """{(relative path, region)} for every region marked in the course's exercise and solution sources."""
+def marked_regions(root=COURSE_ROOT, folders=("exercises", "solutions", "site_tools/examples")):
+    """{(relative path, region)} for every region marked in the exercise, solution and example sources."""
     regions = set()
     for folder in folders:
         for dirpath, _, names in os.walk(os.path.join(root, folder)):

@@ -43,7 +43,7 @@ def make_driver(chromium, chromedriver):
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,1000", "--disable-background-networking", "--disable-component-update",
+                 "--window-size=1600,1000", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-default-apps", "--disable-extensions", "--no-first-run",
                  "--disable-features=Translate,OptimizationHints,MediaRouter", "--hide-scrollbars"):
         opts.add_argument(flag)

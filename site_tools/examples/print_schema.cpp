@@ -1,0 +1,36 @@
+// Chapter 2: reading an operator's schema from C++, through the dispatcher.
+// Built as build/print_schema; run:  build/print_schema build/lib/solutions/02_schema/libmm16_schema.so
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <dlfcn.h>
+
+#include <iostream>
+
+// --8<-- [start:inspect]
+void print_schema(const char* name) {
+  std::optional<c10::OperatorHandle> op = c10::Dispatcher::singleton().findSchema({name, ""});
+  if (!op) {
+    std::cout << name << " is not registered\n";
+    return;
+  }
+  const c10::FunctionSchema& schema = op->schema();
+  std::cout << schema << "\n";  // printed exactly as Python prints it
+  for (const c10::Argument& arg : schema.arguments())
+    std::cout << "  " << arg.name() << ": " << arg.type()->str() << (arg.kwarg_only() ? ", keyword-only" : "")
+              << (arg.alias_info() && arg.alias_info()->isWrite() ? ", written in place" : "") << "\n";
+  std::cout << "  CPU kernel: " << (op->hasKernelForDispatchKey(c10::DispatchKey::CPU) ? "yes" : "no") << "\n";
+}
+// --8<-- [end:inspect]
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: print_schema LIBRARY.so\n";
+    return 2;
+  }
+  // Loading the library runs its TORCH_LIBRARY block, which registers the schemas with the dispatcher.
+  if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
+    std::cerr << dlerror() << "\n";
+    return 1;
+  }
+  for (const char* name : {"course::mm16_scaled", "course::mm16_out", "course::mm16_missing"}) print_schema(name);
+  return 0;
+}
