@@ -240,7 +240,11 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   ProcessSpec spec{{toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
                     (dir / "request.json").string()},
                    env, dir.string(), cfg.worker_timeout_s, 64 * 1024};
-  g.process = Sandbox::get().run(spec, dir, {b.library.parent_path()});
+  // The worker reads the library, and course-built helpers it imports (chapter 1's pybind11 twin).
+  std::vector<fs::path> readable{b.library.parent_path()};
+  for (auto& p : strings(toolchain, "worker_read_only"))
+    if (fs::is_directory(p)) readable.push_back(p);
+  g.process = Sandbox::get().run(spec, dir, readable);
   const auto& p = g.process;
   fs::path response = dir / "response.json";
   auto output_tail = [&] {
