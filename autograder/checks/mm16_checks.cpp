@@ -453,7 +453,7 @@ TEST_SUITE("mm16") {
     for (auto [key, in_dt, want] : {std::tuple<const char*, const char*, const char*>{"fwd0", "float16", "float32"},
                                     {"fwd2", "float32", "float32"}, {"fwd1", "float64", "float64"}}) {
       const json& e = g.report.value(key, json::object());
-      std::string got = e.value("raised", false) ? raised_str(e) : e.value("dtype", std::string("(no result)"));
+      std::string got = e.value("raised", false) ? "an exception (see forward.cpu)" : e.value("dtype", std::string("(no result)"));
       seen += std::string(seen.empty() ? "" : ", ") + in_dt + " -> " + got;
       if (got != want) problems += std::string(problems.empty() ? "" : ", ") + in_dt + " inputs gave " + got;
     }
@@ -480,8 +480,10 @@ TEST_SUITE("mm16") {
   TEST_CASE("build.targets") {
     const BuildResult& b = Session::get().build();
     if (!b.ok) return fail("not run: the submission did not build (" + b.failure + ")");
-    Listing l = cuobjdump(b.library, {"--list-elf", "--list-ptx", "--list-text"});
+    Listing l = cuobjdump(b.library, {"--list-elf", "--list-ptx"});
     if (!l.ok) return fail(l.why, "cuobjdump lists the library's CUDA code");
+    Listing text = cuobjdump(b.library, {"--list-text"});  // one kernel per line; ignored when combined with -lelf
+    if (text.ok) l.text += text.text;
     Listing ptx = cuobjdump(b.library, {"--dump-ptx"});
     std::vector<std::string> missing;
     if (l.text.find(".sm_75.cubin") == std::string::npos) missing.push_back("sm_75 machine code (cubin)");
@@ -496,7 +498,7 @@ TEST_SUITE("mm16") {
     std::string m;
     for (auto& s : missing) m += (m.empty() ? "" : ", ") + s;
     fail("the built library lacks " + m, "sm_75 cubin + compute_75 PTX holding your __global__ kernel",
-         "cuobjdump --list-elf --list-ptx --list-text:\n" + listing);
+         "cuobjdump --list-elf --list-ptx, then --list-text:\n" + listing);
   }
 
   TEST_CASE("fake.meta") {
@@ -679,10 +681,11 @@ TEST_SUITE("mm16") {
     if (!g.ok)
       return fail("capturing the op in a CUDA graph ended the worker: " + g.failure,
                   "the op can be captured (no device-wide synchronisation inside it)");
-    const auto& in = cuda_inputs();
-    Mat ref = product(as_mat(in.at("cuda_fwd0_a")), as_mat(in.at("cuda_fwd0_b")));
-    std::string p = check_case(g, "eager", ref, fp16_tol(45), nullptr);
-    if (!p.empty()) return fail("the op did not give the right product before the capture", "a @ b", p);
+    // evidence that the op ran at all (its values are forward.cuda's business)
+    const json& eager = g.report.value("eager", json::object());
+    if (!eager.is_object() || eager.empty() || eager.value("raised", false))
+      return fail("the op did not run before the capture", "a tensor",
+                  eager.is_object() && eager.value("raised", false) ? raised_str(eager) : "no result (missing)");
     const json& c = g.report.value("capture", json::object());
     if (!c.is_object() || c.empty()) return fail("no result for the CUDA-graph capture (missing)");
     if (c.value("raised", false))
