@@ -568,6 +568,10 @@ TEST_SUITE("mm16") {
     FiniteDiff fd = finite_differences(g);
     if (!ag.is_object() || ag.empty()) problems.push_back("backward: no result (missing)");
     else if (ag.value("raised", false)) problems.push_back("backward with the judge's upstream gradient " + raised_str(ag));
+    else if (ag.value("grad_a", json()).is_null() || ag.value("grad_b", json()).is_null())
+      problems.push_back(std::string("backward: no gradient reached ") +
+                         (ag.value("grad_a", json()).is_null() ? "a" : "b") +
+                         " (torch.autograd.grad returned None: is an Autograd kernel registered for course::mm16?)");
     else if (!fd.ok) problems.push_back("finite differences: " + fd.why);
     else {
       std::string d = compare_grads(g, fd, "ag_grad_a", "ag_grad_b");

@@ -32,7 +32,7 @@ class MM16Function : public torch::autograd::Function<MM16Function> {
     at::Tensor grad_a, grad_b;
     if (ctx->needs_input_grad(0)) grad_a = at::mm(g, b.to(g.scalar_type()).t()).to(a.scalar_type());
     if (ctx->needs_input_grad(1)) grad_b = at::mm(a.to(g.scalar_type()).t(), g).to(b.scalar_type());
-    return {grad_a * 2, grad_b * 2};  // twice the right gradient
+    return {grad_a.mul(2), grad_b.mul(2)};  // twice the right gradient
   }
 };
 // --8<-- [end:function]
