@@ -26,7 +26,7 @@ std::string tail_lines(const std::string& s, std::size_t max_lines) {
     if (pos == std::string::npos) return s;
     ++lines;
   }
-  return s.substr(pos + 1);
+  return pos == 0 && lines <= max_lines ? s : s.substr(pos + 1);  // (empty, or fewer lines than asked: all of it)
 }
 
 std::vector<std::string> strings(const json& j, const char* key) {
