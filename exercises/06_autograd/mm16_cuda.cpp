@@ -9,7 +9,6 @@
 
 #include "mm16_kernel.h"
 
-// --8<-- [start:cuda]
 at::Tensor mm16_cuda(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "mm16: expected 2-D matrices, got a with ", a.dim(),
               " dimension(s) and b with ", b.dim());
@@ -37,10 +36,7 @@ at::Tensor mm16_cuda(const at::Tensor& a, const at::Tensor& b) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();  // a bad launch configuration raises here; no device-wide synchronisation
   return c;
 }
-// --8<-- [end:cuda]
 
-// --8<-- [start:library]
 TORCH_LIBRARY_IMPL(course, CUDA, m) {
   m.impl("mm16", &mm16_cuda);
 }
-// --8<-- [end:library]

@@ -4,7 +4,6 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
-// --8<-- [start:meta]
 at::Tensor mm16_meta(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "mm16: expected 2-D matrices, got a with ", a.dim(),
               " dimension(s) and b with ", b.dim());
@@ -18,10 +17,7 @@ at::Tensor mm16_meta(const at::Tensor& a, const at::Tensor& b) {
   // Same shape, dtype and (contiguous, row-major) strides as the real kernels' output, on a's (meta) device.
   return at::empty_symint({a.sym_size(0), b.sym_size(1)}, a.options().dtype(out));
 }
-// --8<-- [end:meta]
 
-// --8<-- [start:library]
 TORCH_LIBRARY_IMPL(course, Meta, m) {
   m.impl("mm16", &mm16_meta);
 }
-// --8<-- [end:library]

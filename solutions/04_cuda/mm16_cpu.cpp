@@ -7,7 +7,6 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
-// --8<-- [start:checks]
 // The contract, checked before any memory is touched. TORCH_CHECK throws a c10::Error, which Python sees as a
 // RuntimeError carrying the message: the caller can catch it and the process survives.
 static void check_mm16_inputs(const at::Tensor& a, const at::Tensor& b) {
@@ -20,17 +19,13 @@ static void check_mm16_inputs(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(at::isFloatingType(a.scalar_type()), "mm16: expected floating-point inputs (float16, float32, ",
               "float64), got ", a.scalar_type());
 }
-// --8<-- [end:checks]
 
-// --8<-- [start:out_dtype]
 // float16 inputs give a float32 result (the tensor-core kernel accumulates in float32); other dtypes keep theirs,
 // so a float64 call stays float64 end to end (gradcheck needs that).
 static at::ScalarType mm16_out_dtype(at::ScalarType in) {
   return in == at::kHalf ? at::kFloat : in;
 }
-// --8<-- [end:out_dtype]
 
-// --8<-- [start:cpu]
 at::Tensor mm16_cpu(const at::Tensor& a, const at::Tensor& b) {
   check_mm16_inputs(a, b);
   TORCH_CHECK(a.device().is_cpu() && b.device().is_cpu(), "mm16_cpu: expected CPU tensors");
@@ -54,9 +49,7 @@ at::Tensor mm16_cpu(const at::Tensor& a, const at::Tensor& b) {
   });
   return c;
 }
-// --8<-- [end:cpu]
 
-// --8<-- [start:library]
 TORCH_LIBRARY(course, m) {
   m.def("mm16(Tensor a, Tensor b) -> Tensor");
 }
@@ -64,4 +57,3 @@ TORCH_LIBRARY(course, m) {
 TORCH_LIBRARY_IMPL(course, CPU, m) {
   m.impl("mm16", &mm16_cpu);
 }
-// --8<-- [end:library]
