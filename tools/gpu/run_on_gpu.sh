@@ -2,14 +2,19 @@
 # The course's GPU run: on a machine with a CUDA device and an already-installed torch (no venv, no downloads),
 # runs the README's main command and the test suite, then the suite again with the GPU hidden.
 #
-#   tools/gpu/run_on_gpu.sh LOG_DIR
+#   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three)
+#
+# `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
+# no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
 #
 # Needs the Debian packages the grader builds with, unpacked with `dpkg -x` into .deps/ (tools/gpu/fetch_deps.sh
 # does that on a machine with apt). The log of each step goes to LOG_DIR; the committed logs under evidence/gpu/
 # come from this script.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-logs=${1:?usage: run_on_gpu.sh LOG_DIR}
+logs=${1:?usage: run_on_gpu.sh LOG_DIR [main] [test] [test-no-gpu]}
+shift
+steps=${*:-main test test-no-gpu}
 mkdir -p "$logs"
 cd "$root"
 # The image's default g++ wrapper builds extensions that segfault when a TORCH_CHECK message formats a value.
@@ -30,11 +35,17 @@ step() {  # step NAME COMMAND...: runs it, logs it, records its exit status
   echo "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
   "$COURSE_PYTHON" -c 'import torch,sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "devices", torch.cuda.device_count())'
   nvcc --version | tail -2
-} 2>&1 | tee "$logs/summary.txt"
+} 2>&1 | tee -a "$logs/summary.txt"
 
-step main ./course main
-COURSE_VERDICTS_DIR="$logs/verdicts-gpu" step test ./course test
-COURSE_VERDICTS_DIR="$logs/verdicts-no-gpu" CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test
+grader_tests='planted/|judge/|build/'
+for s in $steps; do
+  case $s in
+    main) step main ./course main ;;
+    test) COURSE_VERDICTS_DIR="$logs/verdicts-gpu" step test ./course test -R "$grader_tests" ;;
+    test-no-gpu) COURSE_VERDICTS_DIR="$logs/verdicts-no-gpu" CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test -R 'planted/' ;;
+    *) echo "unknown step $s" >&2; exit 2 ;;
+  esac
+done
 for v in gpu no-gpu; do
   [ -d "$logs/verdicts-$v" ] && "$COURSE_PYTHON" "$root/tools/verdicts_table.py" "$logs/verdicts-$v" >"$logs/verdicts-$v.md"
   rm -rf "$logs/verdicts-$v"
