@@ -156,6 +156,7 @@ const BuildResult& Session::build(const std::string& variant) {
   // The torch headers precompiled by CMake with these very flags (toolchain.json "pch_include"), if built.
   std::string pch = tc.value("pch_include", "");
   if (!pch.empty() && !fs::is_regular_file(pch + ".gch")) pch.clear();
+  if (const char* p = getenv("COURSE_PCH"); p && std::string(p) == "off") pch.clear();
   std::vector<std::string> common;
   for (auto& d : strings(tc, "definitions")) common.push_back("-D" + d);
   for (auto& i : strings(tc, "include_dirs")) { common.push_back("-isystem"); common.push_back(i); }

@@ -316,6 +316,8 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
     }
   }
   spec.env["HOME"] = scratch.string();
+  // The sandbox uid has no passwd entry: tools that ask for a user name (torch.compile's cache) read these first.
+  spec.env["USER"] = spec.env["LOGNAME"] = "grader";
   if (use_bwrap_) spec.env["TMPDIR"] = "/tmp";
   if (compiler_cache.empty()) spec.env.erase("CCACHE_DIR");
   else spec.env["CCACHE_DIR"] = compiler_cache.string();

@@ -41,6 +41,10 @@ grader_tests='planted/|judge/|build/'
 for s in $steps; do
   case $s in
     main) step main ./course main ;;
+    gpu-cases)  # the planted cases whose verdicts need the GPU, and the references with CUDA code
+      COURSE_VERDICTS_DIR="$logs/verdicts-gpu" step gpu-cases ./course test -R 'planted/0[4-6]_[a-z_]*/(reference|stub|default_stream|device_sync|no_kernel|output_on_cpu)$|build/cuda_targets' ;;
+    gpu-cases-no-gpu)
+      COURSE_VERDICTS_DIR="$logs/verdicts-no-gpu" CUDA_VISIBLE_DEVICES= step gpu-cases-no-gpu ./course test -R 'planted/0[46]_[a-z_]*/reference$' ;;
     test) COURSE_VERDICTS_DIR="$logs/verdicts-gpu" step test ./course test -R "$grader_tests" ;;
     test-no-gpu) COURSE_VERDICTS_DIR="$logs/verdicts-no-gpu" CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test -R 'planted/' ;;
     *) echo "unknown step $s" >&2; exit 2 ;;
