@@ -259,7 +259,7 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     }
     mount({"--proc", "/proc"}, "/proc");
     mount({"--dev", "/dev"}, "/dev");
-    mount({"--tmpfs", "/tmp"}, "/tmp");
+    mount({"--perms", "01777", "--tmpfs", "/tmp"}, "/tmp");  // writable by the sandbox uid (nvcc's temp files)
     if (fs::exists("/sys", ec)) mount({"--ro-bind", "/sys", "/sys"}, "/sys");
     for (auto& e : fs::directory_iterator("/dev", ec))
       if (e.path().filename().string().rfind("nvidia", 0) == 0)
@@ -290,19 +290,34 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
   return argv;
 }
 
+namespace {
+// Whether any process (a zombie included) belongs to `uid`: /proc/PID is owned by the process's uid.
+bool any_process_of(int uid) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat st;
+    if (::stat(e.path().c_str(), &st) == 0 && static_cast<int>(st.st_uid) == uid) return true;
+  }
+  return false;
+}
+}  // namespace
+
 void Sandbox::sweep_uid() const {
   if (!drop_uid_) return;
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
-    // Until none is left: hundreds of killed processes can take seconds to finish dying.
-    for (int i = 0; i < 3000; ++i) {
-      if (kill(-1, SIGKILL) != 0 && errno == ESRCH) _exit(0);
-      usleep(10000);
+  // kill(-1) reports success while any other process exists at all, so "none left" is read from /proc instead.
+  // Until none is left: hundreds of killed processes (a fork bomb) can take a moment to finish dying.
+  for (int round = 0; round < 500 && any_process_of(uid_); ++round) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
+      kill(-1, SIGKILL);
+      _exit(0);
     }
-    _exit(2);
+    if (pid > 0) waitpid(pid, nullptr, 0);
+    usleep(10000);
   }
-  if (pid > 0) waitpid(pid, nullptr, 0);
 }
 
 ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std::vector<fs::path>& read_only,
