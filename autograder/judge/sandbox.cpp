@@ -252,14 +252,15 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
       if (how[0] == "--ro-bind" || how[0] == "--bind") mounted.push_back(dest);
       else made.push_back(dest);
     };
+    // The fresh /proc, /dev and /tmp first: a toolchain folder under /tmp (a clone in /tmp) is bound over them.
+    mount({"--proc", "/proc"}, "/proc");
+    mount({"--dev", "/dev"}, "/dev");
+    mount({"--perms", "01777", "--tmpfs", "/tmp"}, "/tmp");  // writable by the sandbox uid (nvcc's temp files)
     std::error_code ec;
     for (auto& p : system_ro_) {
       if (fs::is_symlink(p, ec)) mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
       else mount({"--ro-bind", p.string(), p.string()}, p);
     }
-    mount({"--proc", "/proc"}, "/proc");
-    mount({"--dev", "/dev"}, "/dev");
-    mount({"--perms", "01777", "--tmpfs", "/tmp"}, "/tmp");  // writable by the sandbox uid (nvcc's temp files)
     if (fs::exists("/sys", ec)) mount({"--ro-bind", "/sys", "/sys"}, "/sys");
     for (auto& e : fs::directory_iterator("/dev", ec))
       if (e.path().filename().string().rfind("nvidia", 0) == 0)
