@@ -339,6 +339,11 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
   else spec.env["CCACHE_DIR"] = compiler_cache.string();
   spec.argv = command(spec, scratch, read_only, compiler_cache);
   ProcessResult r = run_process(spec);
+  // bubblewrap reports a child killed by signal N as exit status 128+N: say it as the signal it was.
+  if (use_bwrap_ && r.exited && r.exit_code > 128 && r.exit_code < 128 + 65) {
+    r.exited = false;
+    r.term_signal = r.exit_code - 128;
+  }
   sweep_uid();
   // The judge reads files from here next: only plain files and folders stay (no FIFO to block on, no symlink).
   std::vector<fs::path> odd;
