@@ -46,14 +46,14 @@ try:
         expect(re.search(rf"{ex}\s+done", out) and "8/8" in out, "a passing grade is done")
         src.write_text(original)
         rc, out = run(["list"], env=env)
-        expect("not started" in out, "back to the stub: not started again")
+        expect(re.search(rf"{ex}\s+not started", out), "back to the stub: not started again")
         # a course downloaded as an archive (no git): set-up keeps the stubs as they are at the first run
         shutil.rmtree(root / ".git")
         shutil.rmtree(root / ".course")
         rc, out = run(["snapshot-stubs"], env=env)
         src.write_text(original + "\n// my work\n")
         rc, out = run(["list"], env=env)
-        expect("not started" not in out, "without git, an edit after set-up is still seen")
+        expect(not re.search(rf"{ex}\s+not started", out), "without git, an edit after set-up is still seen")
         rc, out = run(["reset", ex, "--yes"], env=env)
         expect(rc == 0 and src.read_text() == original, "without git, reset restores the copy set-up kept")
 
