@@ -555,7 +555,7 @@ def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) 
             res = json.loads((out / "results.json").read_text())
         except (OSError, ValueError):
             r = rows[ex]
-            res = {"score": 0.0, "max_score": r["max_score"], "tests": [], "execution_time": 0,
+            res = {"score": 0.0, "extra_data": {"max_score": r["max_score"]}, "tests": [], "execution_time": 0,
                    "output": f"{ex}: {'not submitted' if r.get('missing') else 'not graded: ' + r.get('error', '')}"}
             res["tests"].append({"name": f"{ex}: submitted and graded", "score": 0.0, "max_score": r["max_score"],
                                  "status": "failed", "output": res["output"], "visibility": "visible"})
@@ -565,15 +565,16 @@ def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) 
             t["number"] = f"{ex}.{t.get('number', len(tests) + 1)}"
             tests.append(t)
         score += float(res.get("score", 0))
-        max_score += float(res.get("max_score", 0))
+        max_score += float(res.get("extra_data", {}).get(
+            "max_score", sum(float(t.get("max_score", 0)) for t in res.get("tests", []))))
         seconds += float(res.get("execution_time", 0))
         lines.append(res.get("output", ex))
-    return {"score": score, "max_score": max_score, "execution_time": round(seconds), "output": "\n".join(lines),
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+    return {"score": score, "execution_time": round(seconds), "output": "\n".join(lines),
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests, "extra_data": {"max_score": max_score}}
 
 
 def feedback_report(student: str, per_ex: dict[str, Path], merged: dict) -> str:
-    parts = [f"# Feedback for {student}", "", f"Total: {merged['score']:g} / {merged['max_score']:g}", ""]
+    parts = [f"# Feedback for {student}", "", f"Total: {merged['score']:g} / {merged['extra_data']['max_score']:g}", ""]
     for ex, out in per_ex.items():
         table = (out / "table.txt").read_text() if (out / "table.txt").is_file() else f"{ex}: no report\n"
         parts += [f"## {ex}", "", "```", table.rstrip(), "```", ""]
@@ -727,7 +728,7 @@ def cmd_gradescope_run(args) -> int:
     tmp = results / "results.json.tmp"
     tmp.write_text(json.dumps(merged, indent=2))
     tmp.replace(results / "results.json")
-    say(f"score {merged['score']:g}/{merged['max_score']:g}; wrote {results / 'results.json'}")
+    say(f"score {merged['score']:g}/{merged['extra_data']['max_score']:g}; wrote {results / 'results.json'}")
     return 0
 
 

@@ -277,8 +277,8 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
     }
     tests.push_back(t);
   }
+  // Gradescope's documented format has no top-level max_score (autograder/schemas/): it goes in extra_data.
   json out = {{"score", sum.score},
-              {"max_score", sum.max_score},
               {"execution_time", static_cast<int>(seconds + 0.5)},
               {"visibility", "visible"},
               {"stdout_visibility", "hidden"},
@@ -286,7 +286,7 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
                              " failed, " + std::to_string(sum.skipped) + " skipped"},
               {"tests", tests}};
   // Gradescope keeps extra_data; the summary line says when a protection was off, so nobody reads it silently.
-  out["extra_data"] = {{"protections", Sandbox::get().protections_json()}};
+  out["extra_data"] = {{"max_score", sum.max_score}, {"protections", Sandbox::get().protections_json()}};
   std::string off;
   for (auto& p : Sandbox::get().protections())
     if (!p.on) off += (off.empty() ? "" : ", ") + p.id;

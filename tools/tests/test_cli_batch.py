@@ -7,7 +7,11 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 from clitest import SOURCE, expect, run, temp_dir
+
+GRADESCOPE = jsonschema.Draft202012Validator(
+    json.loads((SOURCE / "autograder" / "schemas" / "gradescope_results.schema.json").read_text()))
 
 build = Path(sys.argv[1])
 tmp = temp_dir("batch")
@@ -31,7 +35,9 @@ try:
     expect(by["carol"]["02_schema"] == "0", "no submission scores 0")
     for st in ("alice", "bob", "carol"):
         res = json.loads((out / "students" / st / "results.json").read_text())
-        expect({"score", "max_score", "tests"} <= res.keys() and res["max_score"] == 8, f"{st}: Gradescope results")
+        expect({"score", "tests"} <= res.keys() and res["extra_data"]["max_score"] == 8, f"{st}: Gradescope results")
+        errors = list(GRADESCOPE.iter_errors(res))
+        expect(not errors, f"{st}: results.json in Gradescope's format ({errors[0].message if errors else 'valid'})")
         expect(all({"name", "score", "max_score", "status"} <= t.keys() for t in res["tests"]) and res["tests"],
                f"{st}: tests[] rows")
         expect(abs(sum(t["score"] for t in res["tests"]) - res["score"]) < 1e-9, f"{st}: score = sum of its tests")

@@ -56,7 +56,7 @@ try:
         print(r.stdout + r.stderr)
         expect(r.returncode == 0, "run_autograder exits 0 (the score is in results.json)")
         res = json.loads((root / "results" / "results.json").read_text())
-        expect(res["max_score"] == 8 and len(res["tests"]) == 5, "results.json: max_score and one test per check")
+        expect(res["extra_data"]["max_score"] == 8 and len(res["tests"]) == 5, "results.json: max_score (in extra_data) and one test per check")
         for t in res["tests"]:
             expect({"name", "score", "max_score", "status", "output", "visibility"} <= t.keys(), f"test fields: {t}")
         expect(abs(sum(t["score"] for t in res["tests"]) - res["score"]) < 1e-9, "score = sum of the tests")
