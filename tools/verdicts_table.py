@@ -1,6 +1,6 @@
-"""Tabulates the planted cases' verdicts that run_planted.py kept (COURSE_VERDICTS_DIR) as Markdown.
+"""Tabulates, as Markdown, the verdicts the planted cases just got (run_planted.py's RESULTS_DIR/EXERCISE/CASE.json).
 
-    python tools/verdicts_table.py VERDICTS_DIR > table.md
+    python tools/verdicts_table.py BUILD_DIR/planted-results > table.md
 """
 import glob
 import json
@@ -10,16 +10,24 @@ import sys
 
 def main():
     d = sys.argv[1]
-    cases = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(d, "*.json")))]
-    print("| exercise | planted case | rows failed | rows skipped | verdict as expected |")
-    print("| --- | --- | --- | --- | --- |")
-    for c in cases:
-        failed = [r["id"] for r in c["rows"] if r["status"] == "FAIL"]
-        skipped = [r["id"] for r in c["rows"] if r["status"] == "SKIPPED"]
-        ok = "yes" if not c["problems"] else "NO: " + "; ".join(c["problems"])
-        print(f"| {c['exercise']} | {c['case']} | {', '.join(failed) or '-'} | {', '.join(skipped) or '-'} | {ok} |")
-    bad = sum(1 for c in cases if c["problems"])
-    print(f"\n{len(cases) - bad} of {len(cases)} planted cases got exactly their expected verdict.")
+    paths = sorted(glob.glob(os.path.join(d, "*", "*.json")))
+    print("| exercise | planted case | CUDA rows ran | rows failed | rows skipped | verdict as expected |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    bad = 0
+    for p in paths:
+        c = json.load(open(p))
+        exercise, case = os.path.basename(os.path.dirname(p)), os.path.basename(p)[:-5]
+        if c.get("outcome") == "skipped":
+            print(f"| {exercise} | {case} | - | - | - | SKIPPED: protections off: {', '.join(c.get('off', []))} |")
+            continue
+        rows = c.get("rows", [])
+        failed = [r["id"] for r in rows if r["status"] == "FAIL"]
+        skipped = [r["id"] for r in rows if r["status"] == "SKIPPED"]
+        ok = "yes" if not c["problems"] else "NO: " + "; ".join(c["problems"]).replace("|", "\\|")
+        bad += bool(c["problems"])
+        print(f"| {exercise} | {case} | {'yes' if c.get('cuda') else 'no'} | {', '.join(failed) or '-'} | "
+              f"{', '.join(skipped) or '-'} | {ok} |")
+    print(f"\n{len(paths) - bad} of {len(paths)} planted cases got exactly their expected verdict.")
 
 
 if __name__ == "__main__":

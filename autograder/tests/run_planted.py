@@ -4,6 +4,7 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
 "submission": a folder of the course, such as the exercise stub or the reference solution) and expected.json:
   fail                 check ids that must FAIL; every other check must PASS (or be SKIPPED, see below)
   output_contains      strings the judge's console output must contain (what a student reads)
+  output_contains_with_cuda  the same, checked only where a CUDA device is visible (GPU-only verdicts)
   output_not_contains  strings that must appear neither in the console output nor in any report file the judge
                        wrote (table.txt, junit.xml, results.json, rows.json): forged values never reach a report
   needs                sandbox protections (ids of `judge --protections`) the case relies on: where one is off
@@ -15,11 +16,13 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   settle_s             seconds to wait after the judge returns before the checks (for delayed mischief)
   max_output_bytes     bound on the judge's console output
   threat, defence, known_limit: documentation, collected into autograder/THREATS.md
-Always checked: exactly one "score" line (the judge's); results.json and rows.json agree with each other; no
+Always checked: exactly one "score" line (the judge's); results.json validates against Gradescope's format
+(autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; no
 process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
 Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device, and otherwise
 PASS or FAIL as listed: the GPU run of the same case is the stronger test.
-The outcome is also written to RESULTS_DIR/EXERCISE/CASE.json for tools/threats.py.
+The outcome (with every row) is also written to RESULTS_DIR/EXERCISE/CASE.json, read by threats.py (THREATS.md) and
+tools/verdicts_table.py (the GPU evidence tables).
 """
 import argparse
 import json
@@ -65,17 +68,20 @@ def record(results_dir, exercise, case, outcome):
         json.dump(outcome, f, indent=2)
 
 
-def record_verdict(exercise, case, expected, rows, problems):
-    """With COURSE_VERDICTS_DIR set, keep each case's rows and outcome (tools/verdicts_table.py tabulates them)."""
-    target = os.environ.get("COURSE_VERDICTS_DIR")
-    if not target:
-        return
-    os.makedirs(target, exist_ok=True)
-    with open(os.path.join(target, f"{exercise}__{case}.json"), "w") as f:
-        json.dump({"exercise": exercise, "case": case, "why": expected.get("why", ""),
-                   "expected_fail": sorted(expected.get("fail", [])), "problems": problems,
-                   "rows": [{"id": r["id"], "status": r["status"], "detail": r["detail"]} for r in rows.values()]},
-                  f, indent=1)
+def schema_problems(results, course_root):
+    """results.json against Gradescope's documented format; jsonschema is in the course's pinned tool-chain."""
+    try:
+        import jsonschema
+    except ImportError:
+        if os.environ.get("COURSE_OFFLINE"):  # a machine with an installed torch and no venv (the lent GPU)
+            print("note: jsonschema is not installed here: results.json not validated against the schema")
+            return []
+        return ["jsonschema is missing: the course's requirements install it (run tools/setup.sh)"]
+    with open(os.path.join(course_root, "autograder", "schemas", "gradescope_results.schema.json")) as f:
+        schema = json.load(f)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(results), key=lambda e: list(e.path))
+    return [f"results.json breaks Gradescope's format at {'/'.join(map(str, e.path)) or '(top)'}: {e.message}"
+            for e in errors]
 
 
 def main():
@@ -174,7 +180,7 @@ def main():
         want_rc = 1 if any(r["status"] == "FAIL" for r in rows.values()) else 0
         if proc.returncode != want_rc:
             problems.append(f"judge exit status {proc.returncode}, expected {want_rc}")
-        for text in expected.get("output_contains", []):
+        for text in expected.get("output_contains", []) + (expected.get("output_contains_with_cuda", []) if cuda else []):
             if text not in proc.stdout:
                 problems.append(f"the console output does not contain {text!r}")
         for text in expected.get("output_not_contains", []):
@@ -187,6 +193,7 @@ def main():
             problems.append(f"expected exactly one 'score' line in the console output, saw {score_lines}")
         try:
             results = json.loads(reports["results.json"])
+            problems += schema_problems(results, course_root)
             points = sum(r["points"] for r in rows.values() if r["status"] == "PASS")
             if abs(results["score"] - points) > 1e-9 or abs(rows_json["score"] - points) > 1e-9:
                 problems.append(f"results.json score {results['score']} / rows.json score {rows_json['score']} "
@@ -226,7 +233,9 @@ def main():
                     pass
         failed_rows = sorted(r["id"] for r in rows.values() if r["status"] == "FAIL")
         record(args.results_dir, exercise, name, {
-            "outcome": "wrong verdict" if problems else "as expected",
+            "outcome": "wrong verdict" if problems else "as expected", "why": expected.get("why", ""),
+            "expected_fail": sorted(expected.get("fail", [])), "cuda": bool(cuda),
+            "rows": [{"id": r["id"], "status": r["status"], "detail": r["detail"]} for r in rows.values()],
             "failed_rows": failed_rows, "problems": problems, "seconds": round(seconds, 1),
             "protections_off": [p["id"] for p in rows_json.get("protections", []) if not p.get("on")]})
     finally:
@@ -234,7 +243,6 @@ def main():
             listener.close()
         shutil.rmtree(work, ignore_errors=True)
 
-    record_verdict(exercise, name, expected, rows, problems)
     if problems:
         print(f"PLANTED CASE {exercise}/{name} got the wrong verdict:", file=sys.stderr)
         for p in problems:
