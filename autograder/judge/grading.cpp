@@ -214,7 +214,8 @@ const BuildResult& Session::build(const std::string& variant) {
 
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
-  std::string key = variant + "/" + name;
+  // Same group with other args (e.g. the contract per device) is another run: a hang on one side costs only its rows.
+  std::string key = variant + "/" + name + "/" + args.dump();
   auto found = groups_.find(key);
   if (found != groups_.end()) return found->second;
   GroupResult& g = groups_[key];
