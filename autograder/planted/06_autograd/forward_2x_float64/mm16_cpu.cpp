@@ -1,0 +1,62 @@
+// Reference solution of exercise 06_autograd, part 1: the schema of course::mm16 and its CPU kernel (as in 04_cuda).
+// Chapter: chapters/06_autograd.md. Grade it with: ./course grade 06_autograd solutions/06_autograd
+#include <type_traits>
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+// The contract, checked before any memory is touched. TORCH_CHECK throws a c10::Error, which Python sees as a
+// RuntimeError carrying the message: the caller can catch it and the process survives.
+static void check_mm16_inputs(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "mm16: expected 2-D matrices, got a with ", a.dim(),
+              " dimension(s) and b with ", b.dim());
+  TORCH_CHECK(a.size(1) == b.size(0), "mm16: a is ", a.size(0), "x", a.size(1), " and b is ", b.size(0), "x",
+              b.size(1), ": a.size(1) must equal b.size(0)");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "mm16: a and b must have the same dtype, got ",
+              a.scalar_type(), " and ", b.scalar_type());
+  TORCH_CHECK(at::isFloatingType(a.scalar_type()), "mm16: expected floating-point inputs (float16, float32, ",
+              "float64), got ", a.scalar_type());
+}
+
+// float16 inputs give a float32 result (the tensor-core kernel accumulates in float32); other dtypes keep theirs,
+// so a float64 call stays float64 end to end (gradcheck needs that).
+static at::ScalarType mm16_out_dtype(at::ScalarType in) {
+  return in == at::kHalf ? at::kFloat : in;
+}
+
+at::Tensor mm16_cpu(const at::Tensor& a, const at::Tensor& b) {
+  check_mm16_inputs(a, b);
+  TORCH_CHECK(a.device().is_cpu() && b.device().is_cpu(), "mm16_cpu: expected CPU tensors");
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  at::Tensor c = at::empty({M, N}, a.options().dtype(mm16_out_dtype(a.scalar_type())));
+  AT_DISPATCH_FLOATING_TYPES_AND_HALF(a.scalar_type(), "mm16_cpu", [&] {
+    // Accumulate in at least float32; the output element type is float for Half, scalar_t otherwise.
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* pa = a.const_data_ptr<scalar_t>();
+    const scalar_t* pb = b.const_data_ptr<scalar_t>();
+    acc_t* pc = c.mutable_data_ptr<acc_t>();
+    // Strides, not an assumed row-major layout: a transposed or sliced input is read correctly.
+    const int64_t sa0 = a.stride(0), sa1 = a.stride(1), sb0 = b.stride(0), sb1 = b.stride(1);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        acc_t sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);
+        // PLANTED BUG: float64 products come out doubled. Right in float16/float32; in float64 (where gradcheck
+        // and the negative control run) the correct backward now looks wrong and the 2x backward looks right.
+        pc[i * N + j] = std::is_same_v<scalar_t, double> ? 2 * sum : sum;
+      }
+  });
+  return c;
+}
+
+TORCH_LIBRARY(course, m) {
+  m.def("mm16(Tensor a, Tensor b) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(course, CPU, m) {
+  m.impl("mm16", &mm16_cpu);
+}
