@@ -28,6 +28,12 @@ if(NOT DEFINED COURSE_CUDA_ARCHITECTURES AND DEFINED ENV{TORCH_CUDA_ARCH_LIST})
 endif()
 set(COURSE_CUDA_ARCHITECTURES "75;90-real" CACHE STRING
     "CUDA targets of the operator libraries (default: sm_75 cubin + compute_75 PTX + sm_90 cubin)")
+# The contract (and the build.targets row) wants sm_75 machine code and compute_75 PTX: say so at configure time.
+if(NOT "75" IN_LIST COURSE_CUDA_ARCHITECTURES)
+  message(WARNING "COURSE_CUDA_ARCHITECTURES is '${COURSE_CUDA_ARCHITECTURES}' (TORCH_CUDA_ARCH_LIST: "
+                  "'$ENV{TORCH_CUDA_ARCH_LIST}'): it lacks '75' (sm_75 machine code + compute_75 PTX), so every "
+                  "submission fails the build.targets row. Add 7.5+PTX to TORCH_CUDA_ARCH_LIST, or unset it.")
+endif()
 
 function(add_operator_library target)
   cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIRECTORY" "SOURCES" ${ARGN})

@@ -19,6 +19,11 @@ mkdir -p "$logs"
 cd "$root"
 # The image's default g++ wrapper builds extensions that segfault when a TORCH_CHECK message formats a value.
 export CXX=/usr/bin/g++
+# The image sets TORCH_CUDA_ARCH_LIST for its own builds (9.0 only, measured): the course builds its contract's
+# targets, sm_75 machine code + compute_75 PTX, plus sm_90 for the H200. Written the torch way on purpose: the
+# translation to CMake's list (cmake/OperatorLibrary.cmake) is exercised too.
+echo "image's TORCH_CUDA_ARCH_LIST: '${TORCH_CUDA_ARCH_LIST-<unset>}'; the run uses '7.5+PTX;9.0'" >>"$logs/summary.txt"
+export TORCH_CUDA_ARCH_LIST="7.5+PTX;9.0"
 export COURSE_PYTHON=${COURSE_PYTHON:-python3} COURSE_DEPS_ROOT="$root/.deps" COURSE_OFFLINE=1
 export COURSE_BUILD_DIR="$root/build-gpu" PYTHONUNBUFFERED=1 COURSE_TEST_JOBS=${COURSE_TEST_JOBS:-8}
 
