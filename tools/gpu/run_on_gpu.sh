@@ -49,7 +49,7 @@ step() {  # step NAME COMMAND...: runs it, logs it, records its exit status, tab
 grader_tests='planted/|judge/|build/'
 for s in $steps; do
   case $s in
-    main) step main ./course main ;;
+    main) COURSE_MAIN_JOBS=${COURSE_MAIN_JOBS:-9} step main ./course main ;;
     gpu-cases)  # the planted cases whose verdicts need the GPU, and the references with CUDA code
       step gpu-cases ./course test -R 'planted/0[4-6]_[a-z_]*/(reference|stub|default_stream|device_sync|no_kernel|output_on_cpu|kernel_never_ends)$|build/cuda_targets' ;;
     gpu-cases-no-gpu)
