@@ -65,7 +65,7 @@ Exercise Exercise::load(const fs::path& metadata_file) {
   e.id = j.at("id").get<std::string>();
   e.title = j.at("title").get<std::string>();
   e.chapter = j.value("chapter", "");
-  e.library = j.at("library").get<std::string>();
+  e.library = j.value("library", "");  // empty: a Python-only exercise (the operator under test is the course's)
   e.sources = strings(j, "sources");
   e.hints = strings(j, "hints");
   for (auto& c : j.at("checks")) {
@@ -108,6 +108,7 @@ const BuildResult& Session::build(const std::string& variant) {
   fs::path dir = cfg.work_dir / ("build-" + variant);
   fs::remove_all(dir);
   fs::create_directories(dir / "src");
+  b.dir = dir;
 
   // Only the files the exercise names (and headers beside them) are taken from the submission.
   std::error_code ec;
@@ -166,6 +167,7 @@ const BuildResult& Session::build(const std::string& variant) {
   bool has_cuda = false;
   for (auto& src : exercise.sources) {
     fs::path in = dir / "src" / src, obj = dir / (src + ".o");
+    if (in.extension() == ".py") continue;  // Python sources are imported by the worker, never compiled
     std::vector<std::string> argv;
     if (!ccache.empty()) argv.push_back(ccache);
     if (in.extension() == ".cu") {
@@ -189,6 +191,11 @@ const BuildResult& Session::build(const std::string& variant) {
       return b;
     }
     objects.push_back(obj.string());
+  }
+  if (objects.empty()) {  // nothing to compile or link: the exercise is Python only
+    b.ok = true;
+    b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return b;
   }
   b.library = dir / ("lib" + exercise.library + ".so");
   std::vector<std::string> link{tc.at("cxx").get<std::string>(), "-shared", "-o", b.library.string()};
@@ -228,8 +235,12 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string nonce = std::to_string(cfg.seed) + "-" + std::to_string(worker_runs_);
-  json request = {{"nonce", nonce}, {"group", name}, {"library", b.library.string()},
-                  {"exercise", exercise.id}, {"out_dir", dir.string()}, {"args", args}};
+  // args["library"] names another library to load instead of the submission's (the course's operator, or a planted
+  // bug target of chapter 7); "" loads none. The submission's Python sources are importable from sources_dir.
+  fs::path library = args.contains("library") ? fs::path(args["library"].get<std::string>()) : b.library;
+  json request = {{"nonce", nonce}, {"group", name}, {"library", library.string()},
+                  {"sources_dir", (b.dir / "src").string()}, {"exercise", exercise.id},
+                  {"out_dir", dir.string()}, {"args", args}};
   if (!inputs.empty()) {
     write_safetensors((dir / "inputs.safetensors").string(), inputs);
     request["inputs"] = (dir / "inputs.safetensors").string();
@@ -239,11 +250,14 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   auto env = current_environment();
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONUNBUFFERED"] = "1";
+  if (args.value("hide_cuda", false)) env["CUDA_VISIBLE_DEVICES"] = "";
   ProcessSpec spec{{toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
                     (dir / "request.json").string()},
                    env, dir.string(), cfg.worker_timeout_s, 64 * 1024};
   // The worker reads the library, and course-built helpers it imports (chapter 1's pybind11 twin).
-  std::vector<fs::path> readable{b.library.parent_path()};
+  std::vector<fs::path> readable{b.dir};
+  if (!library.empty()) readable.push_back(library.parent_path());
+  for (auto& p : args.value("read_only", json::array())) readable.push_back(p.get<std::string>());
   for (auto& p : strings(toolchain, "worker_read_only"))
     if (fs::is_directory(p)) readable.push_back(p);
   g.process = Sandbox::get().run(spec, dir, readable);

@@ -41,7 +41,8 @@ struct Config {
 
 struct BuildResult {
   bool ok = false;
-  fs::path library;
+  fs::path dir;      // the build folder; its src/ holds the submission's files as compiled (and its .py files)
+  fs::path library;  // empty for a Python-only exercise
   std::string log;      // the compiler's output, capped
   std::string failure;  // one line: which step failed
   double seconds = 0;

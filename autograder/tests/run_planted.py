@@ -10,6 +10,8 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   needs                sandbox protections (ids of `judge --protections`) the case relies on: where one is off
                        the case is SKIPPED (exit 77), loudly, before it runs
   judge_args           extra judge options (e.g. a shorter --worker-timeout)
+  patch                {"FILE": [[OLD, NEW], ...]}: the case is the "submission" folder with these exact replacements
+                       (each OLD must occur exactly once), so a planted bug stays in step with the reference
   template             sources contain @COURSE_ROOT@, @SITE_PACKAGES@ and @PORT@, filled in (a copy) before grading
   listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
   absent_after         paths (templated) that must not exist after the grade
@@ -128,7 +130,21 @@ def main():
             listener.listen(8)
             listener.setblocking(False)
             subs["@PORT@"] = str(listener.getsockname()[1])
-        if "submission" in expected:
+        if "patch" in expected:
+            submission = os.path.join(work, "submission")
+            shutil.copytree(os.path.join(course_root, expected["submission"]), submission)
+            for fname, edits in expected["patch"].items():
+                path = os.path.join(submission, fname)
+                with open(path) as f:
+                    text = f.read()
+                for old, new in edits:
+                    if text.count(old) != 1:
+                        sys.exit(f"planted case {exercise}/{name}: the patch of {fname} no longer applies: "
+                                 f"{old!r} occurs {text.count(old)} times (it must occur once)")
+                    text = text.replace(old, new)
+                with open(path, "w") as f:
+                    f.write(text)
+        elif "submission" in expected:
             submission = os.path.join(course_root, expected["submission"])
         elif expected.get("template"):
             submission = os.path.join(work, "submission")

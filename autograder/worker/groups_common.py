@@ -54,5 +54,17 @@ def group_inspect(request, inputs):
     return {"ops": op_inventory(), "elsewhere": mm16_elsewhere()}, {}
 
 
+def submission_module(request, name):
+    """Imports the submission's Python file `name`.py (chapters 7 to 9) from the folder the judge copied it to."""
+    import importlib.util
+    import os
+
+    path = os.path.join(request["sources_dir"], name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # an exception here is reported as the worker's error, with its message
+    return module
 
 
+def describe_error(e):
+    return f"{type(e).__name__}: {e}"

@@ -36,10 +36,11 @@ def main():
             from safetensors.torch import load_file
 
             inputs = load_file(request["inputs"])
-        try:
-            load_library(request["library"])
-        except Exception as e:  # noqa: BLE001 - reported to the judge as data
-            raise RuntimeError(f"loading the library failed: {type(e).__name__}: {e}") from e
+        if request.get("library"):  # none for a group that loads its own (chapter 7's harness)
+            try:
+                load_library(request["library"])
+            except Exception as e:  # noqa: BLE001 - reported to the judge as data
+                raise RuntimeError(f"loading the library failed: {type(e).__name__}: {e}") from e
         report, tensors = handler(request, inputs)
         response.update(report)
         response["status"] = "ok"
