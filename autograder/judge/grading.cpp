@@ -234,6 +234,7 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   fs::path dir = cfg.work_dir / ("run-" + std::to_string(++worker_runs_) + "-" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
+  g.dir = dir;
   std::string nonce = std::to_string(cfg.seed) + "-" + std::to_string(worker_runs_);
   // args["library"] names another library to load instead of the submission's (the course's operator, or a planted
   // bug target of chapter 7); "" loads none. The submission's Python sources are importable from sources_dir.

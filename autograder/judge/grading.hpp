@@ -53,6 +53,7 @@ struct BuildResult {
 struct GroupResult {
   bool ok = false;
   std::string failure;
+  fs::path dir;                           // the run's folder (files the worker wrote, e.g. a profiler trace)
   json report;                            // the worker's raw observations
   std::map<std::string, Tensor> tensors;  // tensors it returned
   ProcessResult process;

@@ -1,0 +1,69 @@
+"""Chapter 8: profiles a fixed workload of the course's operator, then asks the student's profile_rows.py about it.
+
+The workload calls course::mm16 directly (once with a transposed input: on CUDA its .contiguous() launches a copy
+kernel inside the op) and through course::mm16_scaled, a Python custom op defined here whose name starts with the
+same letters (a substring match counts it too) and which launches a kernel of its own. The trace is exported before
+the student's module is imported; the judge reads it to decide what the right answers are.
+"""
+import os
+
+import torch
+
+from groups_common import describe_error, group, submission_module
+
+OPS = ["course::mm16", "course::mm16_scaled"]
+
+
+def _define_scaled():
+    if hasattr(torch.ops.course, "mm16_scaled"):
+        return
+
+    @torch.library.custom_op("course::mm16_scaled", mutates_args=())
+    def mm16_scaled(a: torch.Tensor, b: torch.Tensor, s: float) -> torch.Tensor:
+        return torch.ops.course.mm16(a, b) * s
+
+    @mm16_scaled.register_fake
+    def _(a, b, s):
+        return a.new_empty(a.shape[0], b.shape[1], dtype=torch.float32)
+
+
+@group("profile")
+def group_profile(request, inputs):
+    from torch.profiler import ProfilerActivity, profile
+
+    device = request["args"]["device"]
+    _define_scaled()
+    mm16, scaled = torch.ops.course.mm16, torch.ops.course.mm16_scaled
+    g = torch.Generator().manual_seed(int(request["args"].get("seed", 0)))
+    a = torch.randn(64, 48, generator=g).half().to(device)
+    b = torch.randn(48, 32, generator=g).half().to(device)
+    a_t = torch.randn(48, 64, generator=g).half().to(device).t()  # non-contiguous
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    for _ in range(2):  # warm-up outside the profile (first-call set-up is not the op's)
+        mm16(a, b), scaled(a, b, 2.0)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        for _ in range(2):
+            mm16(a, b)
+        mm16(a_t, b)
+        for _ in range(2):
+            scaled(a, b, 2.0)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    trace = os.path.join(request["out_dir"], "trace.json")
+    prof.export_chrome_trace(trace)
+
+    student = submission_module(request, "profile_rows")
+    answers = {}
+    for name in OPS:
+        entry = {}
+        for fn in ("op_calls", "op_cpu_time_us", "op_kernels"):
+            try:
+                value = getattr(student, fn)(prof, name)
+                cast = {"op_calls": int, "op_cpu_time_us": float, "op_kernels": lambda v: [str(k) for k in v]}[fn]
+                entry[fn] = cast(value)
+            except Exception as e:  # noqa: BLE001 - what the student's function raised is data
+                entry[fn + "_error"] = describe_error(e)
+        answers[name] = entry
+    return {"trace": "trace.json", "answers": answers}, {}
