@@ -38,6 +38,8 @@ std::vector<std::string> strings(const json& j, const char* key) {
   return v;
 }
 
+}  // namespace
+
 // COURSE_CUDA_ARCHITECTURES (CMake syntax) -> nvcc -gencode flags
 std::vector<std::string> gencode_flags(const std::string& arch_list) {
   std::vector<std::string> flags;
@@ -57,7 +59,6 @@ std::vector<std::string> gencode_flags(const std::string& arch_list) {
   }
   return flags;
 }
-}  // namespace
 
 Exercise Exercise::load(const fs::path& metadata_file) {
   json j = read_json_file(metadata_file);

@@ -104,6 +104,9 @@ class Session {
   int worker_runs_ = 0;
 };
 
+// CMake's CUDA_ARCHITECTURES syntax ("75;90-real", "75-virtual") -> nvcc -gencode flags, as the judge builds with.
+std::vector<std::string> gencode_flags(const std::string& arch_list);
+
 // Verdicts, called inside a check (a doctest test case). A check passes only through pass(): a check that ends
 // without a verdict fails.
 void pass(const std::string& detail);

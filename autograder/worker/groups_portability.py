@@ -1,0 +1,38 @@
+"""Chapter 9: asks the student's inspect_targets.py about cuobjdump listings and CUDA architecture lists the judge
+chose (the judge ran cuobjdump itself and knows the answers), and runs a probe kernel built with the student's
+flags (ctypes, no torch): on a GPU the driver must JIT-compile its PTX when no machine code fits."""
+import ctypes
+
+from groups_common import describe_error, group, submission_module
+
+
+def _targets(value):
+    return {kind: sorted(int(x) for x in value.get(kind, [])) for kind in ("cubin", "ptx")}
+
+
+@group("targets")
+def group_targets(request, inputs):
+    student = submission_module(request, "inspect_targets")
+    args = request["args"]
+    listings, flags = {}, {}
+    for name, text in args["listings"].items():
+        try:
+            listings[name] = _targets(student.embedded_targets(text))
+        except Exception as e:  # noqa: BLE001 - the student's exception is data
+            listings[name] = {"error": describe_error(e)}
+    for arch_list in args["arch_lists"]:
+        try:
+            flags[arch_list] = [str(f) for f in student.gencode_flags(arch_list)]
+        except Exception as e:  # noqa: BLE001
+            flags[arch_list] = {"error": describe_error(e)}
+    return {"listings": listings, "flags": flags}, {}
+
+
+@group("probe")
+def group_probe(request, inputs):
+    lib = ctypes.CDLL(request["args"]["probe"])
+    n = 1000
+    out = (ctypes.c_float * n)()
+    code = lib.probe_run(out, n)
+    lib.probe_error_name.restype = ctypes.c_char_p
+    return {"code": code, "error": lib.probe_error_name(code).decode(), "values": list(out)}, {}
