@@ -633,12 +633,24 @@ def cmd_batch(args) -> int:
 
 # --- gradescope-zip ----------------------------------------------------------------------------------------------------
 GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
-                    "autograder/checks", "autograder/worker", "autograder/tests", "requirements",
+                    "autograder/checks", "autograder/worker", "autograder/tests", "autograder/portability", "requirements",
                     "tools/setup.sh", "tools/course_cli.py", "tools/gradescope"]
 
 
 def cmd_gradescope_zip(args) -> int:
-    exercises = [resolve_exercise(e) for e in args.exercises.split(",")] if args.exercises else exercise_ids()
+    # Chapters 7 and 8 test the course's own operator (exercise 06's solution and planted-bug variants of it), which
+    # CMake builds from solutions/: the zip never carries solutions, so it cannot grade those two.
+    needs_operator = [e for e in exercise_ids() if load_exercise(e).get("tests_course_operator")]
+    if args.exercises:
+        exercises = [resolve_exercise(e) for e in args.exercises.split(",")]
+        refused = [e for e in exercises if e in needs_operator]
+        if refused:
+            say(f"gradescope-zip: {', '.join(refused)} grade(s) a harness or a profile against the course's own "
+                "operator, built from solutions/06_autograd, and the zip never carries solutions: grade "
+                f"{'them' if len(refused) > 1 else 'it'} with ./course batch instead")
+            return 2
+    else:
+        exercises = [e for e in exercise_ids() if e not in needs_operator]
     out = Path(args.out) if args.out else BUILD / "gradescope" / "autograder.zip"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".zip.tmp")

@@ -27,6 +27,10 @@ try:
     expect("autograder/judge/main.cpp" in names and "exercises/02_schema/exercise.json" in names, "grader sources")
     expect(not any(n.startswith("solutions/") for n in names), "no reference solution in the zip")
     expect(not any("/planted/" in n for n in names), "no planted submissions in the zip")
+    # chapters 7 and 8 grade against the course's own operator, built from solutions/: never in a zip
+    rc, out = run(["gradescope-zip", "--out", str(tmp / "refused.zip"), "--exercises", "07_testing"], env=env)
+    expect(rc == 2 and "never carries solutions" in out and not (tmp / "refused.zip").exists(),
+           "a zip for 07_testing is refused, with the reason")
 
     root = tmp / "autograder"  # Gradescope's /autograder
     src = root / "source"
