@@ -59,7 +59,8 @@ const ProfileRun& profile_run(const std::string& device) {
     long corr = e.contains("args") && e["args"].contains("correlation") ? e["args"]["correlation"].get<long>() : -1;
     if (cat == "cpu_op") calls[name].push_back({ts, ts + dur, tid});
     else if ((cat == "cuda_runtime" || cat == "cuda_driver") && corr >= 0) launches.push_back({{ts, ts + dur, tid}, corr});
-    else if (cat == "kernel" && corr >= 0) kernels[corr] = name;
+    // torch's FunctionEvent.kernels holds every device activity of a launch: kernels, and memcpy/memset too
+    else if ((cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") && corr >= 0) kernels[corr] = name;
   }
   for (const char* name : kOps) {
     OpTruth& t = run.truth[name];
