@@ -1,0 +1,71 @@
+"""The course's own `dev check` (rustlings' model), the static half: every chapter of COURSE.md has its chapter page
+in the site's navigation, an exercise with a stub and metadata, a reference solution with the same files, checks the
+judge implements, and the two planted cases that run both in the test suite: the untouched stub (must fail, naming a
+TODO) and the reference (must pass every row). The planted cases themselves prove the dynamic half."""
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(sys.argv[1]).resolve()
+CHAPTERS = 9  # COURSE.md's chapters 1 to 9
+
+problems = []
+nav = (ROOT / "mkdocs.yml").read_text()
+check_sources = "".join(p.read_text() for p in (ROOT / "autograder" / "checks").glob("*.cpp"))
+implemented = set(re.findall(r'TEST_CASE\("([^"]+)"\)', check_sources))
+exercises = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/exercise.json"))
+solutions = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
+if exercises != solutions:
+    problems.append(f"exercises/ and solutions/ differ: {sorted(set(exercises) ^ set(solutions))}")
+numbers = [int(e.split("_")[0]) for e in exercises]
+if numbers != list(range(1, CHAPTERS + 1)):
+    problems.append(f"expected exercises 01 to {CHAPTERS:02d}, one per chapter; found {exercises}")
+
+for ex in exercises:
+    meta = json.loads((ROOT / "exercises" / ex / "exercise.json").read_text())
+    where = f"exercises/{ex}/exercise.json"
+    if meta.get("id") != ex:
+        problems.append(f"{where}: id {meta.get('id')!r} is not the folder's name")
+    chapter = meta.get("chapter", "")
+    if not (ROOT / "chapters" / chapter).is_file():
+        problems.append(f"{where}: chapter {chapter!r} is not in chapters/")
+    elif not re.search(rf":\s*{re.escape(chapter)}\s*$", nav, re.M):
+        problems.append(f"chapters/{chapter} is not in mkdocs.yml's nav")
+    if not meta.get("hints"):
+        problems.append(f"{where}: no hints")
+    stub_text = ""
+    for src in meta.get("sources", []):
+        for kind in ("exercises", "solutions"):
+            if not (ROOT / kind / ex / src).is_file():
+                problems.append(f"{kind}/{ex}/{src} is missing (exercise.json lists it)")
+        if (ROOT / "exercises" / ex / src).is_file():
+            stub_text += (ROOT / "exercises" / ex / src).read_text()
+    if "TODO(student)" not in stub_text:
+        problems.append(f"exercises/{ex}: no TODO(student) marker in the stub's sources")
+    ids = [c.get("id") for c in meta.get("checks", [])]
+    if len(ids) != len(set(ids)) or not ids:
+        problems.append(f"{where}: check ids are missing or repeated: {ids}")
+    for c in meta.get("checks", []):
+        if c.get("id") not in implemented:
+            problems.append(f"{where}: check {c.get('id')!r} has no TEST_CASE in autograder/checks/")
+        if not c.get("title") or not c.get("hint") or not c.get("points", 0) > 0:
+            problems.append(f"{where}: check {c.get('id')!r} needs a title, a hint and positive points")
+    for case, submission, must_fail in (("stub", f"exercises/{ex}", True), ("reference", f"solutions/{ex}", False)):
+        path = ROOT / "autograder" / "planted" / ex / case / "expected.json"
+        if not path.is_file():
+            problems.append(f"autograder/planted/{ex}/{case} is missing: the suite would not run the {case}")
+            continue
+        exp = json.loads(path.read_text())
+        if exp.get("submission") != submission or "patch" in exp:
+            problems.append(f"autograder/planted/{ex}/{case} does not grade {submission} as it is")
+        if must_fail and (not exp.get("fail") or not any("TODO" in t for t in exp.get("output_contains", []))):
+            problems.append(f"autograder/planted/{ex}/stub must fail some rows and check that the output names a TODO")
+        if not must_fail and exp.get("fail"):
+            problems.append(f"autograder/planted/{ex}/reference must pass every row, not fail {exp['fail']}")
+
+for p in problems:
+    print("FAIL:", p)
+print(f"course/integrity: {len(exercises)} exercises, {len(solutions)} solutions, "
+      f"{len(implemented)} checks implemented, {len(problems)} problem(s)")
+sys.exit(1 if problems else 0)
