@@ -22,7 +22,7 @@ def test_build(site_dir):
 
 def test_broken_snippet():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools"):
+        for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder"):
             src = os.path.join(COURSE_ROOT, name)
             (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
         chapter = os.path.join(tmp, "chapters", "01_custom_op.md")
