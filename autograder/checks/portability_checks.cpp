@@ -212,7 +212,7 @@ TEST_SUITE("portability") {
     pass("nvcc with your flags embeds compute_75 PTX and no machine code: " + b.listing.substr(0, b.listing.find('\n')));
   }
 
-  TEST_CASE("ptx.cuda") {
+  TEST_CASE("ptx_jit.cuda") {
     if (skip_without_cuda()) return;
     const ProbeBuild& b = ptx_only_probe();
     if (!b.ok || !b.targets.cubin.empty())

@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(sys.argv[1]).resolve()
+problems = []
 CHAPTERS = 9  # COURSE.md's chapters 1 to 9
 
-problems = []
 nav = (ROOT / "mkdocs.yml").read_text()
 check_sources = "".join(p.read_text() for p in (ROOT / "autograder" / "checks").glob("*.cpp"))
-implemented = set(re.findall(r'TEST_CASE\("([^"]+)"\)', check_sources))
+names = re.findall(r'TEST_CASE\("([^"]+)"\)', check_sources)
+implemented = set(names)
+for dup in sorted({n for n in names if names.count(n) > 1}):  # doctest would run both for every exercise naming it
+    problems.append(f"check {dup!r} is defined by more than one TEST_CASE in autograder/checks/")
 exercises = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/exercise.json"))
 solutions = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
 if exercises != solutions:
