@@ -62,6 +62,10 @@ endif()
 option(COURSE_WITH_CUDA "Build the CUDA sources of the course" OFF)
 if(COURSE_WITH_CUDA)
   set(CMAKE_CUDA_HOST_COMPILER "${CMAKE_CXX_COMPILER}")
+  # CMake prefers the CUDAHOSTCXX environment variable. The lent GPU image sets it to another g++ (13.3, /opt/gcc),
+  # whose libstdc++ then ends up linked statically into every library with a .cu source: such a library segfaults
+  # as soon as a TORCH_CHECK message formats a value (measured on the H200). One C++ compiler for everything.
+  set(ENV{CUDAHOSTCXX} "${CMAKE_CXX_COMPILER}")
   set(CMAKE_CUDA_ARCHITECTURES "${COURSE_CUDA_ARCHITECTURES}")
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)

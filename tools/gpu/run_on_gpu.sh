@@ -18,7 +18,7 @@ steps=${*:-main test test-no-gpu}
 mkdir -p "$logs"
 cd "$root"
 # The image's default g++ wrapper builds extensions that segfault when a TORCH_CHECK message formats a value.
-export CXX=/usr/bin/g++
+export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++  # the image sets CUDAHOSTCXX=/opt/gcc/bin/g++ too
 # The image sets TORCH_CUDA_ARCH_LIST for its own builds (9.0 only, measured): the course builds its contract's
 # targets, sm_75 machine code + compute_75 PTX, plus sm_90 for the H200. Written the torch way on purpose: the
 # translation to CMake's list (cmake/OperatorLibrary.cmake) is exercised too.
