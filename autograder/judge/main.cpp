@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       return usage_error("no " + cfg.toolchain_file.string() + ": configure the course with CMake first (./course build)");
   }
   if (cfg.out_dir.empty()) cfg.out_dir = fs::path(COURSE_BINARY_DIR) / "grades" / cfg.exercise_id;
-  cfg.submission = fs::absolute(cfg.submission);
+  if (!cfg.submission.empty()) cfg.submission = fs::absolute(cfg.submission);  // --list needs none
   cfg.out_dir = fs::absolute(cfg.out_dir);
   cfg.work_dir = cfg.out_dir / "work";
 
