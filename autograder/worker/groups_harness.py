@@ -21,7 +21,6 @@ def group_harness(request, inputs):
     os.environ["MM16_LIBRARY"] = request["args"]["target"]
     module = submission_module(request, "test_mm16")
     suite = unittest.defaultTestLoader.loadTestsFromModule(module)
-    result = unittest.TestResult()
     outcomes = {}
 
     class Recorder(unittest.TestResult):
