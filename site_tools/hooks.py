@@ -44,6 +44,9 @@ def on_files(files, config):
     return files
 
 
+# Graphviz sizes in points; a diagram wider than this is shrunk to fit the text column (~900 px on a laptop) until
+# its 11 pt labels fall below ~11 px. Lay it out top-to-bottom or in rank=same rows instead.
+MAX_DIAGRAM_WIDTH_PT = 900
 _DOT_FENCE = re.compile(r"^```dot[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
@@ -59,7 +62,14 @@ def _render_dot(source, page):
     # the page's colours, not Graphviz's: black strokes and text follow the light/dark scheme
     svg = svg.replace('fill="white" stroke="none"', 'fill="none" stroke="none"')
     svg = svg.replace('stroke="black"', 'stroke="currentColor"').replace('fill="black"', 'fill="currentColor"')
-    svg = re.sub(r'<svg width="[^"]*" height="[^"]*"', '<svg role="img" ', svg, count=1)
+    width = float(re.search(r'<svg width="([0-9.]+)pt"', svg).group(1))
+    if width > MAX_DIAGRAM_WIDTH_PT:
+        first = source.strip().splitlines()[0]
+        raise PluginError(f"the dot diagram '{first}' in {page.file.src_uri} is {width:.0f} pt wide (at most "
+                          f"{MAX_DIAGRAM_WIDTH_PT}): the page would shrink its text to an unreadable size. Use "
+                          "rankdir=TB, or { rank=same; ... } rows, to make it narrower.")
+    # natural size (the labels' font size), shrunk by CSS only when the column is narrower
+    svg = svg.replace("<svg ", '<svg role="img" ', 1)
     return '<div class="diagram" markdown="0">' + "".join(l.strip() for l in svg.splitlines()) + "</div>"
 
 

@@ -1,7 +1,7 @@
-"""The site builds with `mkdocs build --strict` (links, anchors and snippets all resolve), and a chapter that
-names a code region that does not exist stops the build with a message that names it.
+"""The site builds with `mkdocs build --strict` (links, anchors and snippets all resolve), a chapter that names a
+code region that does not exist stops the build with a message that names it, and so does a diagram too wide to read.
 
-usage: test_site_build.py build SITE_DIR | broken_snippet"""
+usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram"""
 import os
 import shutil
 import sys
@@ -20,11 +20,15 @@ def test_build(site_dir):
     print(f"site/build: the strict build passed; site in {site_dir}")
 
 
+def copy_course(tmp):
+    for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder"):
+        src = os.path.join(COURSE_ROOT, name)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
+
+
 def test_broken_snippet():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder"):
-            src = os.path.join(COURSE_ROOT, name)
-            (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
+        copy_course(tmp)
         chapter = os.path.join(tmp, "chapters", "01_custom_op.md")
         with open(chapter) as f:
             original = f.read()
@@ -44,8 +48,23 @@ def test_broken_snippet():
     print("site/broken_snippet: a missing region and a missing file each stop the strict build, by name")
 
 
+def test_wide_diagram():
+    """Six boxes in a row: Graphviz makes it ~1100 pt wide, and the page would shrink its labels to ~8 px."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_course(tmp)
+        nodes = " -> ".join(f'n{i} [label="a step of the pipeline {i}"]'.split(" [")[0] for i in range(6))
+        labels = "; ".join(f'n{i} [label="a step of the pipeline {i}"]' for i in range(6))
+        with open(os.path.join(tmp, "chapters", "02_schema.md"), "a") as f:
+            f.write(f"\n```dot\ndigraph too_wide {{\n  rankdir=LR; node [shape=box, fontsize=11];\n  {labels};\n"
+                    f"  {nodes};\n}}\n```\n")
+        status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+        print(output)
+        assert status != 0, "a diagram too wide to read must fail the build, but it passed"
+        assert "digraph too_wide" in output and "02_schema.md" in output and "pt wide" in output, \
+            "the build failed, but its message does not name the diagram, the chapter and its width"
+    print("site/wide_diagram: a diagram wider than the limit stops the strict build, by name and width")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "build":
-        test_build(os.path.abspath(sys.argv[2]))
-    else:
-        test_broken_snippet()
+    {"build": lambda: test_build(os.path.abspath(sys.argv[2])), "broken_snippet": test_broken_snippet,
+     "wide_diagram": test_wide_diagram}[sys.argv[1]]()
