@@ -17,7 +17,9 @@ import urllib.parse
 
 CHROMIUM = [os.environ.get("COURSE_CHROMIUM", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 DRIVER = [os.environ.get("COURSE_CHROMEDRIVER", ""), "/usr/bin/chromedriver"]
-SCREENSHOT_PAGES = ["01_custom_op/", "02_schema/"]
+# Two chapters that show every kind of content: prose, an admonition, a diagram, code regions, math (06).
+SCREENSHOT_PAGES = ["04_cuda/", "06_autograd/"]
+SCREENSHOT_SIZE = (1440, 2000)  # tall enough to reach past the first diagram
 
 
 def first_existing(paths):
@@ -201,6 +203,7 @@ def main():
 
         os.makedirs(shots, exist_ok=True)
         saved = []
+        driver.set_window_size(*SCREENSHOT_SIZE)
         for page in SCREENSHOT_PAGES:
             driver.get(base + page)
             wait_for(driver, "return document.readyState === 'complete'", what=page)
