@@ -4,23 +4,7 @@
 #
 # COURSE_CUDA_ARCHITECTURES uses CMake's syntax: "75" = sm_75 machine code + compute_75 PTX, "90-real" = sm_90
 # machine code only, "75-virtual" = compute_75 PTX only. TORCH_CUDA_ARCH_LIST ("7.5+PTX;9.0") is translated.
-function(course_arch_list_from_torch out torch_list)
-  set(result "")
-  string(REPLACE " " ";" torch_list "${torch_list}")
-  foreach(item IN LISTS torch_list)
-    string(REGEX MATCH "^([0-9]+)\\.([0-9]+)[a-z]?(\\+PTX)?$" ok "${item}")
-    if(NOT ok)
-      message(FATAL_ERROR "TORCH_CUDA_ARCH_LIST entry '${item}' is not of the form 7.5 or 7.5+PTX")
-    endif()
-    set(arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
-    if(CMAKE_MATCH_3)
-      list(APPEND result "${arch}")
-    else()
-      list(APPEND result "${arch}-real")
-    endif()
-  endforeach()
-  set(${out} "${result}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/ArchList.cmake")
 
 if(NOT DEFINED COURSE_CUDA_ARCHITECTURES AND DEFINED ENV{TORCH_CUDA_ARCH_LIST})
   course_arch_list_from_torch(_from_env "$ENV{TORCH_CUDA_ARCH_LIST}")

@@ -19,7 +19,7 @@ mkdir -p "$logs"
 cd "$root"
 # The image's default g++ wrapper builds extensions that segfault when a TORCH_CHECK message formats a value.
 export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++  # the image sets CUDAHOSTCXX=/opt/gcc/bin/g++ too
-# The image sets TORCH_CUDA_ARCH_LIST for its own builds (9.0 only, measured): the course builds its contract's
+# The image sets TORCH_CUDA_ARCH_LIST for its own builds (9.0a only, measured): the course builds its contract's
 # targets, sm_75 machine code + compute_75 PTX, plus sm_90 for the H200. Written the torch way on purpose: the
 # translation to CMake's list (cmake/OperatorLibrary.cmake) is exercised too.
 echo "image's TORCH_CUDA_ARCH_LIST: '${TORCH_CUDA_ARCH_LIST-<unset>}'; the run uses '7.5+PTX;9.0'" >>"$logs/summary.txt"
