@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "../judge/grading.hpp"
+#include "cuobjdump.hpp"
 
 using namespace judge;
 
@@ -386,23 +387,8 @@ struct Listing {
   std::string text, why;
 };
 Listing cuobjdump(const fs::path& lib, const std::vector<std::string>& flags) {
-  Listing l;
-  std::string tool = Session::get().toolchain.value("cuobjdump", "");
-  if (tool.empty()) {
-    l.why = "no cuobjdump in the course's toolchain.json (CMake found none: install nvidia-cuda-cuobjdump)";
-    return l;
-  }
-  std::vector<std::string> argv{tool};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back(lib.string());
-  auto r = run_process(ProcessSpec{argv, current_environment(), Session::get().cfg.work_dir.string(), 120, 4 << 20});
-  l.text = r.out + r.err;
-  if (!r.exited || r.exit_code != 0) {
-    l.why = "cuobjdump " + r.describe() + ": " + l.text.substr(0, 500);
-    return l;
-  }
-  l.ok = true;
-  return l;
+  auto c = run_cuobjdump(lib, flags);
+  return Listing{c.ok, c.text, c.why};
 }
 
 }  // namespace

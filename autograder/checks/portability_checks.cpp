@@ -10,6 +10,7 @@
 
 #include "../judge/grading.hpp"
 #include "../judge/sandbox.hpp"
+#include "cuobjdump.hpp"
 
 using namespace judge;
 
@@ -23,12 +24,9 @@ struct Targets {
 };
 
 std::string cuobjdump_listing(const fs::path& lib) {
-  std::string tool = Session::get().toolchain.value("cuobjdump", "");
-  if (tool.empty()) throw NotRun("no cuobjdump in the course's toolchain.json (CMake found none)");
-  auto r = run_process(ProcessSpec{{tool, "--list-elf", "--list-ptx", lib.string()}, current_environment(),
-                                   Session::get().cfg.work_dir.string(), 120, 1 << 20});
-  if (!r.exited) throw NotRun("cuobjdump " + r.describe());
-  return r.out + r.err;  // a library with no device code: a message and status 255, which is an answer too
+  auto c = run_cuobjdump(lib, {"--list-elf", "--list-ptx"}, 1 << 20);
+  if (!c.ran) throw NotRun(c.why);
+  return c.text;  // a library with no device code: a message and status 255, which is an answer too
 }
 
 // "PTX file    1: libprobe.1.sm_75.ptx" / "ELF file    2: libprobe.2.sm_90.cubin"
