@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -467,11 +468,62 @@ def cmd_watch(args) -> int:
 
 
 # --- batch ---------------------------------------------------------------------------------------------------------
-def hash_tree(folder: Path) -> str:
+# A submission is data from someone who may be hostile: walk it without following links and read bounded amounts.
+# The judge itself reads only regular files opened without following links (autograder/judge/submission_files.cpp);
+# these keep the CLI from being led elsewhere before it even starts the judge.
+def link_below(root: Path, path: Path) -> str | None:
+    """The first component of `path` below `root` (root excluded: the instructor chose it) that is not a real folder
+    (a symbolic link, a file), or None when every one is a real folder."""
+    rel = path.relative_to(root)
+    cur = root
+    for part in rel.parts:
+        cur = cur / part
+        try:
+            st = os.lstat(cur)
+        except OSError:
+            return str(cur.relative_to(root))
+        if not stat.S_ISDIR(st.st_mode):
+            return str(cur.relative_to(root))
+    return None
+
+
+def real_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def hash_tree(folder: Path, max_file_bytes: int = 4 << 20, max_entries: int = 20000) -> str:
+    """A fingerprint of a folder for change detection: names, kinds and contents of regular files (bounded), link
+    targets as text; never follows a link, never reads a special file."""
     h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(folder)).encode() + b"\0" + p.read_bytes() + b"\0")
+    count = 0
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(top, d))]):
+            count += 1
+            if count > max_entries:
+                h.update(b"...too many entries")
+                return h.hexdigest()
+            p = os.path.join(top, name)
+            st = os.lstat(p)
+            h.update(os.path.relpath(p, folder).encode() + b"\0")
+            if stat.S_ISLNK(st.st_mode):
+                h.update(b"link:" + os.readlink(p).encode(errors="replace"))
+            elif stat.S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+                with open(p, "rb", opener=lambda f, fl: os.open(f, fl | os.O_NOFOLLOW | os.O_NONBLOCK)) as fh:
+                    h.update(fh.read(max_file_bytes + 1))
+            else:
+                h.update(f"{stat.S_IFMT(st.st_mode)}:{st.st_size}:{st.st_mtime_ns}".encode())
+            h.update(b"\0")
     return h.hexdigest()
 
 
@@ -481,11 +533,11 @@ def file_hash(path: Path) -> str:
 
 def submission_folder(student: Path, ex: str) -> Path | None:
     """A student folder is a copy of exercises/ (or a subset): student/EX/...; a folder holding the sources
-    directly counts for an exercise when it is the only exercise graded."""
-    if (student / ex).is_dir():
-        return student / ex
-    if (student / "exercises" / ex).is_dir():
-        return student / "exercises" / ex
+    directly counts for an exercise when it is the only exercise graded. Links count as folders here: the grade
+    refuses them (see link_below), with the reason in the student's report."""
+    for cand in (student / ex, student / "exercises" / ex):
+        if cand.is_dir() or cand.is_symlink():
+            return cand
     return None
 
 
@@ -510,7 +562,8 @@ class Progress:
                 print(line, file=sys.stderr, flush=True)
 
 
-def grade_one(judge: Path, ex: str, sub: Path | None, out: Path, key: str, timeout: float) -> tuple[dict, bool]:
+def grade_one(judge: Path, ex: str, sub: Path | None, out: Path, key: str, timeout: float,
+              refused: str = "") -> tuple[dict, bool]:
     """Returns (rows-like summary, reused). Reuses the previous grade when the key is unchanged."""
     key_file = out / "grade.key"
     if key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
@@ -518,12 +571,14 @@ def grade_one(judge: Path, ex: str, sub: Path | None, out: Path, key: str, timeo
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    if sub is None:
+    if sub is None or refused:  # nothing to grade: every check fails, and the table says why
         meta = load_exercise(ex)
         rows = {"exercise": ex, "score": 0.0, "max_score": float(sum(c.get("points", 0) for c in meta["checks"])),
-                "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "missing": True, "rows": []}
+                "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "rows": [],
+                **({"refused": refused} if refused else {"missing": True})}
         (out / "rows.json").write_text(json.dumps(rows, indent=2))
-        (out / "table.txt").write_text(f"{ex}: not submitted (no folder {ex}/ in the submission)\n")
+        why = f"not graded: {refused}" if refused else f"not submitted (no folder {ex}/ in the submission)"
+        (out / "table.txt").write_text(f"{ex}: {why}\n")
         key_file.write_text(key)
         return rows, False
     seed = int(key[:8], 16) | 1
@@ -556,7 +611,7 @@ def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) 
         except (OSError, ValueError):
             r = rows[ex]
             res = {"score": 0.0, "extra_data": {"max_score": r["max_score"]}, "tests": [], "execution_time": 0,
-                   "output": f"{ex}: {'not submitted' if r.get('missing') else 'not graded: ' + r.get('error', '')}"}
+                   "output": f"{ex}: {'not submitted' if r.get('missing') else 'not graded: ' + r.get('refused', r.get('error', ''))}"}
             res["tests"].append({"name": f"{ex}: submitted and graded", "score": 0.0, "max_score": r["max_score"],
                                  "status": "failed", "output": res["output"], "visibility": "visible"})
         for t in res.get("tests", []):
@@ -588,24 +643,29 @@ def cmd_batch(args) -> int:
     out = Path(args.out) if args.out else subs.parent / (subs.name + "-grades")
     judge = judge_path()
     exercises = [resolve_exercise(e) for e in args.exercises.split(",")] if args.exercises else exercise_ids()
-    students = sorted(p for p in subs.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # a student folder that is a link is listed (the student gets a row) and refused, never followed
+    students = sorted(p for p in subs.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
         die(f"{subs} holds no student folders")
     judge_key = file_hash(judge) + file_hash(BUILD / "toolchain.json") + hash_tree(ROOT / "autograder" / "worker")
     jobs = []
     for st in students:
         for ex in exercises:
-            sub = submission_folder(st, ex)
-            if sub is None and len(exercises) == 1 and any((st / s).is_file() for s in load_exercise(ex)["sources"]):
+            sub = submission_folder(st, ex) if real_dir(st) else st
+            if sub is None and len(exercises) == 1 and any(real_file(st / s) for s in load_exercise(ex)["sources"]):
                 sub = st
-            key = hashlib.sha256((hash_tree(sub) if sub else "missing").encode() + judge_key.encode()
+            bad = link_below(subs, sub) if sub else None
+            refused = f"{bad} is a symbolic link or not a folder: submit the folder itself" if bad else ""
+            fingerprint = "refused" if refused else hash_tree(sub) if sub else "missing"
+            key = hashlib.sha256(fingerprint.encode() + judge_key.encode()
                                  + file_hash(ROOT / "exercises" / ex / "exercise.json").encode()).hexdigest()
-            jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key))
+            jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key, refused))
     say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
     bar = Progress(len(jobs))
     rows: dict[tuple[str, str], dict] = {}
     with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        running = {pool.submit(grade_one, judge, ex, sub, o, key, args.timeout): (st, ex) for st, ex, sub, o, key in jobs}
+        running = {pool.submit(grade_one, judge, ex, sub, o, key, args.timeout, refused): (st, ex)
+                   for st, ex, sub, o, key, refused in jobs}
         for f in futures.as_completed(running):
             st, ex = running[f]
             r, cached = f.result()
@@ -690,14 +750,26 @@ def cmd_gradescope_zip(args) -> int:
 
 def find_sources(sub: Path, meta: dict) -> Path | None:
     """The folder of an upload that holds an exercise's sources: sub/EX, sub/exercises/EX, sub itself, or the
-    shallowest folder below that has them all (uploads are often zipped with a parent folder)."""
+    shallowest folder below that has them all (uploads are often zipped with a parent folder). Folders are found
+    without following links; a source that is itself a link is found, and the judge refuses it with its name."""
     ex, sources = meta["id"], meta["sources"]
+
+    def holds_all(folder: Path) -> bool:
+        if folder != sub and link_below(sub, folder.parent) is not None:
+            return False  # reached through a link: never followed
+        # a folder that is itself a link is handed to the judge, which refuses it by name
+        return os.path.islink(folder) or all(os.path.lexists(folder / s) for s in sources)
+
     for cand in (sub / ex, sub / "exercises" / ex, sub):
-        if all((cand / s).is_file() for s in sources):
+        if holds_all(cand):
             return cand
-    found = sorted((p for p in sub.rglob(sources[0]) if all((p.parent / s).is_file() for s in sources)),
-                   key=lambda p: (len(p.parts), str(p)))
-    return found[0].parent if found else None
+    found = []
+    for top, dirs, files in os.walk(sub, followlinks=False):
+        if sources[0] in files or sources[0] in dirs:
+            if holds_all(Path(top)):
+                found.append(Path(top))
+    found.sort(key=lambda p: (len(p.parts), str(p)))
+    return found[0] if found else None
 
 
 def cmd_gradescope_run(args) -> int:

@@ -13,6 +13,9 @@ TEST_SUITE("common") {
       std::snprintf(secs, sizeof secs, "%.1f", b.seconds);
       pass("built lib" + Session::get().exercise.library + ".so from " +
            std::to_string(Session::get().exercise.sources.size()) + " source(s) in " + secs + " s");
+    } else if (b.refused) {
+      fail(b.failure, "the exercise's files, as regular files directly in the submission folder",
+           "nothing was compiled: the judge reads no file through a link and no special file");
     } else {
       fail(b.failure, "the exercise's sources compile and link", b.log.empty() ? "(no compiler output)" : "\n" + b.log);
     }

@@ -9,16 +9,19 @@
 #include <sstream>
 
 #include "sandbox.hpp"
+#include "submission_files.hpp"
 
 namespace judge {
 
 namespace {
-json read_json_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw std::runtime_error(p.string() + " is not valid JSON");
-  return j;
+
+// letters from the OS's random source: not derived from the grade's seed, which the judge prints
+std::string random_token(int n) {
+  static std::random_device rd;
+  static const char* letters = "abcdefghijklmnopqrstuvwxyz";  // no digits: no run number to parse
+  std::string t;
+  for (int i = 0; i < n; ++i) t += letters[rd() % 26];
+  return t;
 }
 
 std::string tail_lines(const std::string& s, std::size_t max_lines) {
@@ -61,7 +64,7 @@ std::vector<std::string> gencode_flags(const std::string& arch_list) {
 }
 
 Exercise Exercise::load(const fs::path& metadata_file) {
-  json j = read_json_file(metadata_file);
+  json j = read_json_bounded(metadata_file);
   Exercise e;
   e.id = j.at("id").get<std::string>();
   e.title = j.at("title").get<std::string>();
@@ -95,7 +98,7 @@ Session& Session::get() {
 void Session::init(Config c) {
   cfg = std::move(c);
   exercise = Exercise::load(cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json");
-  toolchain = read_json_file(cfg.toolchain_file);
+  toolchain = read_json_bounded(cfg.toolchain_file);
   if (cfg.seed == 0) cfg.seed = std::random_device{}() | 1u;
   fs::create_directories(cfg.work_dir);
   Sandbox::get().configure(toolchain, cfg.course_root, cfg.work_dir);
@@ -111,23 +114,25 @@ const BuildResult& Session::build(const std::string& variant) {
   fs::create_directories(dir / "src");
   b.dir = dir;
 
-  // Only the files the exercise names (and headers beside them) are taken from the submission.
-  std::error_code ec;
-  for (auto& entry : fs::directory_iterator(cfg.submission, ec)) {
-    auto ext = entry.path().extension().string();
-    if (entry.is_regular_file() && (ext == ".h" || ext == ".hpp" || ext == ".cuh"))
-      fs::copy_file(entry.path(), dir / "src" / entry.path().filename(), fs::copy_options::overwrite_existing);
-  }
-  if (ec) {
-    b.failure = "cannot read the submission folder " + cfg.submission.string() + ": " + ec.message();
+  // Only the files the exercise names (and headers beside them) are taken from the submission: regular files,
+  // read without following links (submission_files.hpp). A refusal is the build's failure.
+  auto is_header = [](const std::string& name) {
+    auto ext = fs::path(name).extension().string();
+    return ext == ".h" || ext == ".hpp" || ext == ".cuh";
+  };
+  SubmissionRead read = read_submission(cfg.submission, exercise.sources, is_header);
+  if (!read.ok) {
+    b.failure = read.failure;
+    b.refused = true;
     return b;
   }
-  for (auto& src : exercise.sources) {
-    if (!fs::is_regular_file(cfg.submission / src)) {
-      b.failure = "the submission has no " + src + " (expected in " + cfg.submission.string() + ")";
+  for (auto& f : read.files) {
+    std::ofstream out(dir / "src" / f.name, std::ios::binary);
+    out.write(f.content.data(), static_cast<std::streamsize>(f.content.size()));
+    if (!out) {
+      b.failure = "the judge could not write its copy of " + f.name + " into " + (dir / "src").string();
       return b;
     }
-    fs::copy_file(cfg.submission / src, dir / "src" / src, fs::copy_options::overwrite_existing);
   }
 
   const json& tc = toolchain;
@@ -223,7 +228,11 @@ const BuildResult& Session::build(const std::string& variant) {
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
   // Same group with other args (e.g. the contract per device) is another run: a hang on one side costs only its rows.
+  // args["judge_tag"] tells runs apart for the judge alone: it is never shown to the worker (chapter 7's runs differ
+  // only in the operator's bytes, which sit at one path for all of them).
   std::string key = variant + "/" + name + "/" + args.dump();
+  json worker_args = args;
+  worker_args.erase("judge_tag");
   auto found = groups_.find(key);
   if (found != groups_.end()) return found->second;
   GroupResult& g = groups_[key];
@@ -232,17 +241,19 @@ const GroupResult& Session::group(const std::string& name, const json& args,
     g.failure = "not run: the submission did not build (" + b.failure + ")";
     return g;
   }
-  fs::path dir = cfg.work_dir / ("run-" + std::to_string(++worker_runs_) + "-" + name);
+  // Neither the folder nor the nonce says how many runs came before: code under test must not learn which run
+  // (and so which planted operator, in doctest's fixed order) it is in.
+  fs::path dir = cfg.work_dir / ("run-" + random_token(8) + "-" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   g.dir = dir;
-  std::string nonce = std::to_string(cfg.seed) + "-" + std::to_string(worker_runs_);
+  std::string nonce = random_token(16);
   // args["library"] names another library to load instead of the submission's (the course's operator, or a planted
   // bug target of chapter 7); "" loads none. The submission's Python sources are importable from sources_dir.
   fs::path library = args.contains("library") ? fs::path(args["library"].get<std::string>()) : b.library;
   json request = {{"nonce", nonce}, {"group", name}, {"library", library.string()},
                   {"sources_dir", (b.dir / "src").string()}, {"exercise", exercise.id},
-                  {"out_dir", dir.string()}, {"args", args}};
+                  {"out_dir", dir.string()}, {"args", worker_args}};
   if (!inputs.empty()) {
     write_safetensors((dir / "inputs.safetensors").string(), inputs);
     request["inputs"] = (dir / "inputs.safetensors").string();
@@ -281,20 +292,26 @@ const GroupResult& Session::group(const std::string& name, const json& args,
     return g;
   }
   json r;
-  {
-    std::ifstream in(response);
-    r = json::parse(in, nullptr, false);
+  std::string unreadable;
+  try {
+    r = read_json_bounded(response);
+  } catch (const std::exception& e) {
+    unreadable = std::string(" (") + e.what() + ")";
   }
-  if (r.is_discarded() || !r.is_object() || r.value("nonce", "") != nonce || r.value("group", "") != name) {
-    g.failure = "the worker's answer was missing, malformed or not for this request; nothing from it is trusted";
+  if (!unreadable.empty() || !r.is_object() || !r.contains("nonce") || r["nonce"] != nonce || !r.contains("group") ||
+      r["group"] != name) {
+    g.failure = "the worker's answer was missing, malformed or not for this request; nothing from it is trusted" +
+                unreadable;
     return g;
   }
   if (!p.exited || p.exit_code != 0) {
     g.failure = "the process that loaded your library " + p.describe() + " after answering" + output_tail();
     return g;
   }
-  if (r.value("status", "") != "ok") {
-    g.failure = "the worker could not run the request: " + r.value("error", std::string("(no reason given)"));
+  if (!r.contains("status") || r["status"] != "ok") {
+    std::string error = r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : "(no reason given)";
+    bool in_submission = r.contains("error_in_submission") && r["error_in_submission"] == true;
+    g.failure = in_submission ? error : "the worker could not run the request: " + error;
     return g;
   }
   fs::path tensors = dir / "outputs.safetensors";
@@ -328,7 +345,9 @@ bool Session::cuda_available() {
                      env, cfg.work_dir.string(), 120, 16 * 1024};
     auto r = run_process(spec);
     json j = json::parse(r.out, nullptr, false);
-    cuda_probe_ = (r.exited && r.exit_code == 0 && j.is_object()) ? j : json{{"count", 0}, {"name", ""}};
+    bool valid = r.exited && r.exit_code == 0 && j.is_object() && j.contains("count") && j["count"].is_number_integer() &&
+                 j.contains("name") && j["name"].is_string();
+    cuda_probe_ = valid ? j : json{{"count", 0}, {"name", ""}};
   }
   return (*cuda_probe_)["count"].get<int>() > 0;
 }

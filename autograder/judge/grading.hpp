@@ -3,7 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
+#include "json.hpp"
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -45,6 +45,7 @@ struct BuildResult {
   fs::path library;  // empty for a Python-only exercise
   std::string log;      // the compiler's output, capped
   std::string failure;  // one line: which step failed
+  bool refused = false;  // the submission's files were refused before anything was compiled (a link, a FIFO...)
   double seconds = 0;
 };
 
@@ -101,7 +102,6 @@ class Session {
   std::map<std::string, BuildResult> builds_;
   std::map<std::string, GroupResult> groups_;
   std::optional<json> cuda_probe_;
-  int worker_runs_ = 0;
 };
 
 // CMake's CUDA_ARCHITECTURES syntax ("75;90-real", "75-virtual") -> nvcc -gencode flags, as the judge builds with.

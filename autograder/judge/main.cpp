@@ -67,9 +67,12 @@ int main(int argc, char** argv) {
     }
   }
   if (protections) {
-    std::ifstream in(cfg.toolchain_file);
-    json tc = json::parse(in, nullptr, false);
-    if (tc.is_discarded()) return usage_error("cannot read " + cfg.toolchain_file.string());
+    json tc;
+    try {
+      tc = read_json_bounded(cfg.toolchain_file);
+    } catch (const std::exception& e) {
+      return usage_error(e.what());
+    }
     Sandbox::get().configure(tc, cfg.course_root);
     std::cout << Sandbox::get().protections_json().dump(2) << "\n";
     return 0;

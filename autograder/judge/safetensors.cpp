@@ -1,9 +1,10 @@
 #include "safetensors.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include "json.hpp"
 
 namespace judge {
 
@@ -54,7 +55,7 @@ uint16_t float_to_half(float f) {
   return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(m - 1024);
 }
 
-std::map<std::string, Tensor> read_safetensors(const std::string& path, std::size_t max_bytes) {
+std::map<std::string, Tensor> read_safetensors(const std::string& path, std::size_t max_bytes, std::size_t max_values) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw FormatError("cannot open " + path);
   in.seekg(0, std::ios::end);
@@ -74,9 +75,19 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path, std::siz
   in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data_size));
   if (!in) throw FormatError("tensor file is truncated");
 
-  nlohmann::json j = nlohmann::json::parse(header, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw FormatError("tensor file header is not a JSON object");
+  json j;
+  try {
+    j = parse_bounded(header, "the tensor file's header", JsonLimits{header.size(), 8});
+  } catch (const std::exception& e) {
+    throw FormatError(e.what());
+  }
+  if (!j.is_object()) throw FormatError("tensor file header is not a JSON object");
+  if (j.size() > kMaxEntries) throw FormatError("tensor file has more than " + std::to_string(kMaxEntries) + " tensors");
   std::map<std::string, Tensor> out;
+  // Each tensor's bytes are its own: ranges that overlap (many names over one large range) would multiply what the
+  // judge decodes, so they are refused, and the decoded total is bounded.
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::size_t decoded = 0;
   for (auto& [name, meta] : j.items()) {
     if (name == "__metadata__") continue;
     if (!meta.is_object() || !meta.contains("dtype") || !meta.contains("shape") || !meta.contains("data_offsets"))
@@ -98,6 +109,10 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path, std::siz
     std::size_t b = off[0].get<std::size_t>(), e = off[1].get<std::size_t>();
     if (b > e || e > data_size || e - b != static_cast<std::size_t>(numel) * es)
       throw FormatError("tensor '" + name + "' data offsets do not match its dtype and shape");
+    decoded += static_cast<std::size_t>(numel);
+    if (decoded > max_values)
+      throw FormatError("tensor file holds more than " + std::to_string(max_values) + " values in all");
+    if (e > b) ranges.push_back({b, e});
     const unsigned char* p = data.data() + b;
     t.values.resize(static_cast<std::size_t>(numel));
     for (int64_t i = 0; i < numel; ++i) {
@@ -110,11 +125,14 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path, std::siz
     }
     out.emplace(name, std::move(t));
   }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second) throw FormatError("tensor file has tensors whose data overlap");
   return out;
 }
 
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors) {
-  nlohmann::json header = nlohmann::json::object();
+  json header = json::object();
   std::vector<unsigned char> data;
   for (auto& [name, t] : tensors) {
     std::size_t es = element_size(t.dtype);

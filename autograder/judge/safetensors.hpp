@@ -20,7 +20,10 @@ struct FormatError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::map<std::string, Tensor> read_safetensors(const std::string& path, std::size_t max_bytes = 512u << 20);
+// Bounded: the file's size, the number of tensors, the values decoded in all; tensors whose data overlap are refused.
+constexpr std::size_t kMaxEntries = 4096;
+std::map<std::string, Tensor> read_safetensors(const std::string& path, std::size_t max_bytes = 128u << 20,
+                                               std::size_t max_values = 16u << 20);
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors);
 
 // IEEE half precision conversions (round to nearest even).

@@ -11,7 +11,7 @@
 //              COURSE_SANDBOX_MEMORY_MB=N  RLIMIT_AS of a CPU-only worker (default 8192)
 #pragma once
 #include <filesystem>
-#include <nlohmann/json.hpp>
+#include "json.hpp"
 #include <string>
 #include <vector>
 

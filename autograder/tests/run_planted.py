@@ -10,13 +10,13 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   needs                sandbox protections (ids of `judge --protections`) the case relies on: where one is off
                        the case is SKIPPED (exit 77), loudly, before it runs
   judge_args           extra judge options (e.g. a shorter --worker-timeout)
-  patch                {"FILE": [[OLD, NEW], ...]}: the case is the "submission" folder with these exact replacements
-                       (each OLD must occur exactly once), so a planted bug stays in step with the reference
-  template             sources contain @COURSE_ROOT@, @SITE_PACKAGES@ and @PORT@, filled in (a copy) before grading
+  submission, patch, template, links, hardlinks, fifos, submission_link: how the submission is made
+                       (planted_cases.py, shared with CMake and the integrity check)
   listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
   absent_after         paths (templated) that must not exist after the grade
   settle_s             seconds to wait after the judge returns before the checks (for delayed mischief)
   max_output_bytes     bound on the judge's console output
+  max_judge_rss_mb     bound on the judge's own peak memory (rows.json's judge_peak_rss_mb)
   threat, defence, known_limit: documentation, collected into autograder/THREATS.md
 Always checked: exactly one "score" line (the judge's); results.json validates against Gradescope's format
 (autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; no
@@ -33,9 +33,10 @@ import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
+
+import planted_cases
 
 SKIP = 77
 
@@ -93,6 +94,8 @@ def main():
     ap.add_argument("--case", required=True)
     ap.add_argument("--results-dir", default="")
     ap.add_argument("--cuda", choices=["yes", "no", "auto"], default="auto")
+    ap.add_argument("--work-dir", default="", help="where the case is prepared and graded (default: a new temporary "
+                    "folder); a fixed one lets the case's compiler cache carry over to the next run")
     args = ap.parse_args()
 
     case = os.path.abspath(args.case)
@@ -120,44 +123,26 @@ def main():
         record(args.results_dir, exercise, name, {"outcome": "skipped", "off": off})
         sys.exit(SKIP)
 
-    work = tempfile.mkdtemp(prefix="planted-")
+    if args.work_dir:
+        work = os.path.abspath(args.work_dir)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+    else:
+        work = tempfile.mkdtemp(prefix="planted-")
     listener = None
     try:
-        subs = {"@COURSE_ROOT@": course_root, "@SITE_PACKAGES@": sysconfig.get_paths()["purelib"]}
+        subs = {}
         if expected.get("listener"):
             listener = socket.socket()
             listener.bind(("127.0.0.1", 0))
             listener.listen(8)
             listener.setblocking(False)
             subs["@PORT@"] = str(listener.getsockname()[1])
-        if "patch" in expected:
-            submission = os.path.join(work, "submission")
-            shutil.copytree(os.path.join(course_root, expected["submission"]), submission)
-            for fname, edits in expected["patch"].items():
-                path = os.path.join(submission, fname)
-                with open(path) as f:
-                    text = f.read()
-                for old, new in edits:
-                    if text.count(old) != 1:
-                        sys.exit(f"planted case {exercise}/{name}: the patch of {fname} no longer applies: "
-                                 f"{old!r} occurs {text.count(old)} times (it must occur once)")
-                    text = text.replace(old, new)
-                with open(path, "w") as f:
-                    f.write(text)
-        elif "submission" in expected:
-            submission = os.path.join(course_root, expected["submission"])
-        elif expected.get("template"):
-            submission = os.path.join(work, "submission")
-            os.makedirs(submission)
-            for entry in os.listdir(case):
-                with open(os.path.join(case, entry)) as f:
-                    text = f.read()
-                for k, v in subs.items():
-                    text = text.replace(k, v)
-                with open(os.path.join(submission, entry), "w") as f:
-                    f.write(text)
-        else:
-            submission = case
+        try:
+            submission = str(planted_cases.materialize(course_root, case, work, subs))
+        except planted_cases.PlantedError as e:
+            sys.exit(f"planted case {exercise}/{name}: {e}")
+        subs.update({"@COURSE_ROOT@": course_root, **planted_cases.substitutions(work)})
         out = os.path.join(work, "out")
         started = time.monotonic()
         proc = subprocess.run([args.judge, "--exercise", exercise, "--submission", submission, "--out", out,
@@ -199,7 +184,7 @@ def main():
         for text in expected.get("output_contains", []) + (expected.get("output_contains_with_cuda", []) if cuda else []):
             if text not in proc.stdout:
                 problems.append(f"the console output does not contain {text!r}")
-        for text in expected.get("output_not_contains", []):
+        for text in [planted_cases.substitute(t, subs) for t in expected.get("output_not_contains", [])]:
             for where, content in [("console output", proc.stdout), *reports.items()]:
                 if text in content:
                     problems.append(f"the {where} contains {text!r} (a forged value reached a report)")
@@ -216,6 +201,9 @@ def main():
                                 f"disagree with the passed rows ({points})")
         except (ValueError, KeyError) as e:
             problems.append(f"results.json unreadable: {e}")
+        peak = rows_json.get("judge_peak_rss_mb")
+        if "max_judge_rss_mb" in expected and not (isinstance(peak, (int, float)) and peak <= expected["max_judge_rss_mb"]):
+            problems.append(f"the judge's peak memory was {peak} MiB (bound {expected['max_judge_rss_mb']} MiB)")
         if "max_output_bytes" in expected and len(proc.stdout) + len(proc.stderr) > expected["max_output_bytes"]:
             problems.append(f"the judge printed {len(proc.stdout) + len(proc.stderr)} bytes "
                             f"(bound {expected['max_output_bytes']})")

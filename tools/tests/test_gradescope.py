@@ -53,6 +53,9 @@ try:
         shutil.rmtree(root / "results", ignore_errors=True)
         if layout == "flat":
             shutil.copytree(submission, sub)
+        elif layout == "linked":  # an upload whose exercise folder is a symbolic link (zip and tar carry links)
+            sub.mkdir(parents=True)
+            os.symlink(submission, sub / "02_schema")
         else:  # uploaded as a folder
             shutil.copytree(submission, sub / "my-work" / "02_schema")
         r = subprocess.run([str(src / "run_autograder")], cwd=src, env=gs_env, capture_output=True, text=True,
@@ -71,6 +74,8 @@ try:
     expect(res["tests"][0]["name"].startswith("build"), "test names are the judge's check names")
     res = grade(SOURCE / "exercises" / "02_schema", "nested")
     expect(res["score"] < 8 and any(t["status"] == "failed" for t in res["tests"]), "the stub: failed tests")
+    res = grade(SOURCE / "solutions" / "02_schema", "linked")
+    expect(res["score"] == 0, "an upload whose folder is a link to the solution scores 0")
     print("ok: gradescope layout")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
