@@ -46,13 +46,30 @@ std::string show(const std::set<int>& s) {
 
 struct TargetsRun {
   const GroupResult* group = nullptr;
+  std::string not_run;  // why there is no run to judge (every row that needs it fails with this)
   std::map<std::string, std::string> listings;
   std::map<std::string, Targets> truth;
 };
 
+void read_targets_run(TargetsRun& run);
+
+// The student's functions asked about every listing and arch list, once.
 const TargetsRun& targets_run() {
   static TargetsRun run;
-  if (run.group) return run;
+  static bool done = false;
+  if (!done) {
+    done = true;
+    try {
+      read_targets_run(run);
+    } catch (const std::exception& e) {  // remembered: the next row fails the same way
+      run.not_run = e.what();
+    }
+  }
+  if (!run.not_run.empty()) throw NotRun(run.not_run);
+  return run;
+}
+
+void read_targets_run(TargetsRun& run) {
   auto& s = Session::get();
   std::string dir = s.toolchain.value("portability_dir", "");
   if (dir.empty()) throw NotRun("this grader was built without CUDA: chapter 9's libraries do not exist");
@@ -63,14 +80,14 @@ const TargetsRun& targets_run() {
     listings[v] = run.listings[v];
   }
   run.group = &s.require("targets", {{"library", ""}, {"listings", listings}, {"arch_lists", kArchLists}});
-  return run;
 }
 
 void listing_row(const std::vector<std::string>& kinds, const std::vector<std::string>& variants) {
   const TargetsRun& run = targets_run();
   std::string wrong, right;
   for (auto& v : variants) {
-    const json& answer = run.group->report["listings"].value(v, json::object());
+    const json& all = run.group->report.value("listings", json::object());
+    const json answer = all.is_object() ? all.value(v, json::object()) : json::object();
     if (answer.contains("error")) {
       wrong += "\n  " + v + ": embedded_targets raised " + answer["error"].get<std::string>();
       continue;
@@ -140,7 +157,8 @@ const ProbeBuild& ptx_only_probe() {
   if (done) return b;
   done = true;
   auto& s = Session::get();
-  const json& answer = targets_run().group->report["flags"].value("75-virtual", json());
+  const json& all = targets_run().group->report.value("flags", json::object());
+  const json answer = all.is_object() ? all.value("75-virtual", json()) : json();
   if (answer.is_object()) {
     b.why = "gencode_flags(\"75-virtual\") raised " + answer.value("error", std::string("?"));
     return b;

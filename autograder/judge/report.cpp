@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <sstream>
 
@@ -254,6 +256,9 @@ std::string render_rows_json(const Session& s, const std::vector<Row>& rows, con
                            {"seen", r.seen}, {"hint", r.hint}});
   out["protections"] = Sandbox::get().protections_json();
   out["sandbox_uid"] = Sandbox::get().uid();
+  struct rusage self {};
+  getrusage(RUSAGE_SELF, &self);  // the judge's own peak memory, not its workers' (a hostile answer must not grow it)
+  out["judge_peak_rss_mb"] = static_cast<double>(self.ru_maxrss) / 1024.0;
   return out.dump(2) + "\n";
 }
 

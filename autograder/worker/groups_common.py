@@ -54,17 +54,40 @@ def group_inspect(request, inputs):
     return {"ops": op_inventory(), "elsewhere": mm16_elsewhere()}, {}
 
 
+class SubmissionError(Exception):
+    """The student's Python file could not be used: the message names the file, the line and the error."""
+
+
+def _where(e, filename):
+    """' (FILE, line N)' for the innermost frame of the exception inside the student's file, or ''."""
+    import os
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.basename(f.filename) == filename]
+    return f" ({filename}, line {frames[-1].lineno})" if frames else ""
+
+
 def submission_module(request, name):
-    """Imports the submission's Python file `name`.py (chapters 7 to 9) from the folder the judge copied it to."""
+    """Imports the submission's Python file `name`.py (chapters 7 to 9) from the folder the judge copied it to. A file
+    that does not import raises SubmissionError naming the file, the line and the error."""
     import importlib.util
     import os
 
-    path = os.path.join(request["sources_dir"], name + ".py")
+    filename = name + ".py"
+    path = os.path.join(request["sources_dir"], filename)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # an exception here is reported as the worker's error, with its message
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        line = (e.text or "").strip()
+        raise SubmissionError(f"{filename} line {e.lineno}: SyntaxError: {e.msg}" + (f": {line}" if line else "")) \
+            from None
+    except Exception as e:  # noqa: BLE001 - whatever importing it raised, said with its place
+        raise SubmissionError(f"importing {filename} raised {type(e).__name__}: {e}{_where(e, filename)}") from None
     return module
 
 
-def describe_error(e):
-    return f"{type(e).__name__}: {e}"
+def describe_error(e, filename=None):
+    """'TypeError: message', with ' (FILE, line N)' when `filename` (the student's file) is where it was raised."""
+    return f"{type(e).__name__}: {e}" + (_where(e, filename) if filename else "")

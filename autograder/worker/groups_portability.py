@@ -19,12 +19,12 @@ def group_targets(request, inputs):
         try:
             listings[name] = _targets(student.embedded_targets(text))
         except Exception as e:  # noqa: BLE001 - the student's exception is data
-            listings[name] = {"error": describe_error(e)}
+            listings[name] = {"error": describe_error(e, "inspect_targets.py")}
     for arch_list in args["arch_lists"]:
         try:
             flags[arch_list] = [str(f) for f in student.gencode_flags(arch_list)]
         except Exception as e:  # noqa: BLE001
-            flags[arch_list] = {"error": describe_error(e)}
+            flags[arch_list] = {"error": describe_error(e, "inspect_targets.py")}
     return {"listings": listings, "flags": flags}, {}
 
 

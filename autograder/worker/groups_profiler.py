@@ -64,6 +64,6 @@ def group_profile(request, inputs):
                 cast = {"op_calls": int, "op_cpu_time_us": float, "op_kernels": lambda v: [str(k) for k in v]}[fn]
                 entry[fn] = cast(value)
             except Exception as e:  # noqa: BLE001 - what the student's function raised is data
-                entry[fn + "_error"] = describe_error(e)
+                entry[fn + "_error"] = describe_error(e, "profile_rows.py")
         answers[name] = entry
     return {"trace": "trace.json", "answers": answers}, {}

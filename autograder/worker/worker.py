@@ -10,7 +10,7 @@ import os
 import sys
 import traceback
 
-from groups_common import GROUPS, load_library  # each groups_*.py module adds its probes to GROUPS
+from groups_common import GROUPS, SubmissionError, load_library  # each groups_*.py module adds its probes
 
 
 def _register_group_modules():
@@ -46,7 +46,10 @@ def main():
         response["status"] = "ok"
     except Exception as e:  # noqa: BLE001
         response["status"] = "error"
-        response["error"] = f"{type(e).__name__}: {e}"
+        if isinstance(e, SubmissionError):  # the student's file itself: its own message names the file and line
+            response["error"], response["error_in_submission"] = str(e), True
+        else:
+            response["error"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
     if tensors:
         from safetensors.torch import save_file
