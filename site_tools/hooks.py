@@ -84,13 +84,17 @@ _EXERCISE_MARK = re.compile(r"^<!-- (checks|hints): ([A-Za-z0-9_]+) -->[ \t]*$",
 
 
 def _exercise(exercise_id, page):
-    path = os.path.join("exercises", exercise_id, "exercise.json")
-    if not os.path.isfile(path):
-        raise PluginError(f"{page.file.src_uri} names exercise '{exercise_id}', but {path} does not exist")
-    import json
+    import sys
 
-    with open(path) as f:
-        return json.load(f)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "autograder", "metadata"))
+    import course_metadata  # the one Python reader of exercise.json (checks resolved from the catalog)
+
+    if not os.path.isfile(os.path.join("exercises", exercise_id, "exercise.json")):
+        raise PluginError(f"{page.file.src_uri} names exercise '{exercise_id}', which has no exercise.json")
+    try:
+        return course_metadata.load(exercise_id)
+    except course_metadata.MetadataError as e:
+        raise PluginError(f"{page.file.src_uri}: {e}") from None
 
 
 def _md_cell(text):

@@ -43,8 +43,12 @@ def die(msg: str, code: int = 2) -> "NoReturn":  # type: ignore[name-defined]
 
 
 # --- exercises -----------------------------------------------------------------------------------------------------
+sys.path.insert(0, str(ROOT / "autograder" / "metadata"))
+import course_metadata  # noqa: E402  (the one Python reader of exercise.json)
+
+
 def exercise_ids() -> list[str]:
-    return sorted(p.parent.name for p in (ROOT / "exercises").glob("*/exercise.json"))
+    return course_metadata.exercise_ids(ROOT)
 
 
 def load_exercise(ex: str) -> dict:
@@ -52,7 +56,10 @@ def load_exercise(ex: str) -> dict:
     if not path.is_file():
         known = ", ".join(exercise_ids()) or "none"
         die(f"no exercise '{ex}' (known: {known}); `./course list` shows them all")
-    return json.loads(path.read_text())
+    try:
+        return course_metadata.load(ex, ROOT)
+    except course_metadata.MetadataError as e:
+        die(str(e))
 
 
 def resolve_exercise(ex: str) -> str:
@@ -693,8 +700,8 @@ def cmd_batch(args) -> int:
 
 # --- gradescope-zip ----------------------------------------------------------------------------------------------------
 GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
-                    "autograder/checks", "autograder/worker", "autograder/tests", "autograder/portability", "requirements",
-                    "tools/setup.sh", "tools/course_cli.py", "tools/gradescope"]
+                    "autograder/checks", "autograder/metadata", "autograder/worker", "autograder/tests",
+                    "autograder/portability", "requirements", "tools/setup.sh", "tools/course_cli.py", "tools/gradescope"]
 
 
 def cmd_gradescope_zip(args) -> int:

@@ -63,22 +63,56 @@ std::vector<std::string> gencode_flags(const std::string& arch_list) {
   return flags;
 }
 
-Exercise Exercise::load(const fs::path& metadata_file) {
+// exercises/ID/exercise.json (format 2) with its checks resolved from the catalog autograder/metadata/checks.json:
+// the judge's reader of the metadata that course_metadata.py reads for Python (same rules, same messages).
+Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_file) {
   json j = read_json_bounded(metadata_file);
+  json catalog = read_json_bounded(catalog_file);
+  const std::string where = metadata_file.string();
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok) throw std::runtime_error(where + ": " + what);
+  };
+  need(j.is_object() && j.contains("format_version") && j["format_version"] == 2,
+       "format_version must be 2 (checks as ids of autograder/metadata/checks.json)");
+  need(catalog.is_object() && catalog.contains("checks") && catalog["checks"].is_object(),
+       catalog_file.string() + " has no 'checks' object");
+  const json& known = catalog["checks"];
+  auto text = [&](const json& o, const char* key, bool required) -> std::string {
+    if (!o.contains(key)) {
+      need(!required, std::string("'") + key + "' is missing");
+      return "";
+    }
+    need(o[key].is_string(), std::string("'") + key + "' must be a string");
+    return o[key].get<std::string>();
+  };
   Exercise e;
-  e.id = j.at("id").get<std::string>();
-  e.title = j.at("title").get<std::string>();
-  e.chapter = j.value("chapter", "");
-  e.library = j.value("library", "");  // empty: a Python-only exercise (the operator under test is the course's)
-  e.sources = strings(j, "sources");
-  e.hints = strings(j, "hints");
-  for (auto& c : j.at("checks")) {
+  e.id = text(j, "id", true);
+  e.title = text(j, "title", true);
+  e.chapter = text(j, "chapter", false);
+  e.library = text(j, "library", false);  // empty: a Python-only exercise (the operator under test is the course's)
+  for (const char* list : {"sources", "hints"}) {
+    need(j.contains(list) && j[list].is_array(), std::string("'") + list + "' must be a list");
+    for (auto& x : j[list]) {
+      need(x.is_string(), std::string("'") + list + "' must hold strings");
+      (std::string(list) == "sources" ? e.sources : e.hints).push_back(x.get<std::string>());
+    }
+  }
+  need(j.contains("checks") && j["checks"].is_array() && !j["checks"].empty(), "'checks' must be a non-empty list");
+  for (auto& entry : j["checks"]) {
+    need(entry.is_string() || (entry.is_object() && entry.contains("id") && entry["id"].is_string()),
+         "each check is an id, or {\"id\": ..., \"hint\": ...}");
     CheckSpec s;
-    s.id = c.at("id").get<std::string>();
-    s.title = c.at("title").get<std::string>();
-    s.hint = c.value("hint", "");
-    s.points = c.value("points", 1.0);
-    s.cuda = c.value("cuda", false);
+    s.id = entry.is_string() ? entry.get<std::string>() : entry["id"].get<std::string>();
+    need(known.contains(s.id) && known[s.id].is_object(),
+         "check '" + s.id + "' is not declared in autograder/metadata/checks.json");
+    const json& c = known[s.id];
+    s.title = text(c, "title", true);
+    s.hint = entry.is_object() && entry.contains("hint") ? text(entry, "hint", true) : text(c, "hint", false);
+    need(c.contains("points") && c["points"].is_number() && c["points"].get<double>() > 0,
+         "check '" + s.id + "' needs positive points in checks.json");
+    s.points = c["points"].get<double>();
+    s.cuda = c.contains("cuda") && c["cuda"] == true;
+    for (auto& other : e.checks) need(other.id != s.id, "check '" + s.id + "' is listed twice");
     e.checks.push_back(s);
   }
   return e;
@@ -97,7 +131,7 @@ Session& Session::get() {
 
 void Session::init(Config c) {
   cfg = std::move(c);
-  exercise = Exercise::load(cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json");
+  exercise = Exercise::load(cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json", catalog_path(cfg.course_root));
   toolchain = read_json_bounded(cfg.toolchain_file);
   if (cfg.seed == 0) cfg.seed = std::random_device{}() | 1u;
   fs::create_directories(cfg.work_dir);

@@ -27,9 +27,13 @@ struct Exercise {
   std::vector<std::string> sources;
   std::vector<std::string> hints;
   std::vector<CheckSpec> checks;
-  static Exercise load(const fs::path& metadata_file);
+  // exercise.json resolved against the check catalog; std::runtime_error naming the file and what is wrong.
+  static Exercise load(const fs::path& metadata_file, const fs::path& catalog_file);
   const CheckSpec* find_check(const std::string& id) const;
 };
+
+// Where the check catalog lives in a course checkout.
+inline fs::path catalog_path(const fs::path& course_root) { return course_root / "autograder" / "metadata" / "checks.json"; }
 
 struct Config {
   fs::path course_root, submission, work_dir, out_dir, toolchain_file;

@@ -26,6 +26,7 @@ const char* kUsage =
     "  --worker-timeout S  wall-clock limit of one worker run, in seconds (default 120)\n"
     "  --protections       print (JSON) which sandbox protections this machine allows, and exit\n"
     "  --list              list the exercise's checks and exit\n"
+    "  --list-checks       list every check compiled into this judge (its doctest test cases) and exit\n"
     "  --no-color          plain table even on a terminal\n";
 
 int usage_error(const std::string& msg) {
@@ -57,6 +58,11 @@ int main(int argc, char** argv) {
       else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
       else if (a == "--worker-timeout") cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
       else if (a == "--list") list = true;
+      else if (a == "--list-checks") {
+        const char* query[] = {argv[0], "--list-test-cases", "--reporters=names", "--no-version"};
+        doctest::Context names(4, query);
+        return names.run();
+      }
       else if (a == "--protections") protections = true;
       else if (a == "--no-color") color = false;
       else if (a == "-h" || a == "--help") { std::cout << kUsage; return 0; }
@@ -100,7 +106,7 @@ int main(int argc, char** argv) {
   Session& session = Session::get();
   try {
     if (list) {
-      session.exercise = Exercise::load(metadata);
+      session.exercise = Exercise::load(metadata, catalog_path(cfg.course_root));
       for (auto& c : session.exercise.checks)
         std::cout << c.id << "\t" << c.points << "\t" << (c.cuda ? "cuda" : "cpu") << "\t" << c.title << "\n";
       return 0;

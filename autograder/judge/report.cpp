@@ -74,6 +74,16 @@ struct RowReporter : doctest::IReporter {
 };
 REGISTER_REPORTER("rows", 1, RowReporter);
 
+// `judge --list-checks`: the name of every TEST_CASE compiled into the judge, one per line (the integrity check
+// compares them with the catalog: a check without a test case, or a test case no exercise lists, fails it).
+struct NamesReporter : RowReporter {
+  explicit NamesReporter(const doctest::ContextOptions& o) : RowReporter(o) {}
+  void report_query(const doctest::QueryData& q) override {
+    for (unsigned i = 0; i < q.num_data; ++i) std::printf("%s\n", q.data[i]->m_name);
+  }
+};
+REGISTER_REPORTER("names", 1, NamesReporter);
+
 std::string fmt_points(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, p == static_cast<long long>(p) ? "%.0f" : "%.1f", p);
@@ -105,6 +115,15 @@ std::string xml_escape(const std::string& s) {
 
 const char* status_word(Status s) { return s == Status::Pass ? "PASS" : s == Status::Fail ? "FAIL" : "SKIPPED"; }
 
+std::string failure_text(const Row& r) {
+  std::string t = quoted(r.detail);
+  if (!r.expected.empty()) t += "\n  expected: " + quoted(r.expected);
+  if (!r.seen.empty()) t += "\n  seen:     " + quoted(r.seen);
+  if (!r.hint.empty()) t += "\n  hint:     " + r.hint;
+  return t;
+}
+}  // namespace
+
 // Text that may come from the submission (compiler output, the worker's last lines) is quoted: control characters
 // (carriage returns, terminal escapes) become '?', and every line after the first starts with "  | ", so nothing a
 // submission prints can pass for a line of the judge's own report (such as a forged "score 8/8").
@@ -121,15 +140,6 @@ std::string quoted(const std::string& text) {
   if (text.size() > kMax) o += "\n    | ... (" + std::to_string(text.size() - kMax) + " more characters not shown)";
   return o;
 }
-
-std::string failure_text(const Row& r) {
-  std::string t = quoted(r.detail);
-  if (!r.expected.empty()) t += "\n  expected: " + quoted(r.expected);
-  if (!r.seen.empty()) t += "\n  seen:     " + quoted(r.seen);
-  if (!r.hint.empty()) t += "\n  hint:     " + r.hint;
-  return t;
-}
-}  // namespace
 
 // One line when every protection is on; otherwise a loud list of what is off and why.
 template <class Paint>

@@ -13,6 +13,10 @@ struct Summary {
   int passed = 0, failed = 0, skipped = 0;
 };
 
+// Text that may come from the submission, made safe to print inside a report line: control characters become '?',
+// every line after the first is indented with "    | ", and the whole is capped.
+std::string quoted(const std::string& text);
+
 // Rows in the exercise's check order; a check that produced no row gets a failing one ("no result").
 std::vector<Row> final_rows(const Session& s);
 Summary summarize(const std::vector<Row>& rows);

@@ -38,6 +38,9 @@ import time
 
 import planted_cases
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "metadata"))
+import course_metadata  # noqa: E402
+
 SKIP = 77
 
 
@@ -104,8 +107,7 @@ def main():
     course_root = os.path.abspath(args.course_root)
     with open(os.path.join(case, "expected.json")) as f:
         expected = json.load(f)
-    with open(os.path.join(course_root, "exercises", exercise, "exercise.json")) as f:
-        checks = json.load(f)["checks"]
+    checks = course_metadata.load(exercise, course_root)["checks"]
     unknown = set(expected.get("fail", [])) - {c["id"] for c in checks}
     if unknown:
         sys.exit(f"expected.json names checks the exercise does not have: {sorted(unknown)}")

@@ -12,6 +12,9 @@ import sys
 
 from sitelib import COURSE_ROOT, chapter_files
 
+sys.path.insert(0, os.path.join(COURSE_ROOT, "autograder", "metadata"))
+import course_metadata  # noqa: E402
+
 GRADE = re.compile(r"^\$ \./course grade (\S+)\s*$")
 ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(PASS|FAIL|SKIPPED)\s+(\S+)\s")
 SCORE = re.compile(r"^score ([\d.]+)/([\d.]+): (\d+) passed, (\d+) failed, (\d+) skipped")
@@ -44,8 +47,7 @@ def check(chapter, lineno, exercise, lines, problems):
     if not os.path.isfile(meta_path):
         problems.append(f"{where}: no exercise {exercise}")
         return
-    with open(meta_path) as f:
-        meta = json.load(f)
+    meta = course_metadata.load(exercise, COURSE_ROOT)
     with open(os.path.join(COURSE_ROOT, "autograder", "planted", exercise, "stub", "expected.json")) as f:
         stub_fails = set(json.load(f).get("fail", []))
     checks = {c["id"]: c for c in meta["checks"]}

@@ -34,6 +34,7 @@ def course_copy(tmp: Path) -> Path:
     root = tmp / "course"
     shutil.copytree(SOURCE / "exercises", root / "exercises")
     shutil.copytree(SOURCE / "requirements", root / "requirements")
+    shutil.copytree(SOURCE / "autograder" / "metadata", root / "autograder" / "metadata")
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)

@@ -1,0 +1,96 @@
+"""The metadata half of the course's static integrity check (test_course_integrity.py calls problems()):
+  * every exercise.json and checks.json meets its JSON Schema (autograder/metadata/*.schema.json) and loads;
+  * every check an exercise lists is a TEST_CASE compiled into the judge, and every TEST_CASE is listed by some
+    exercise (the names come from the built judge itself: `judge --list-checks`);
+  * every file an exercise declares as given (carried forward from an earlier exercise) is, in the stub and in the
+    solution, the code of the reference solution that first holds it: only the leading comment (which names the
+    exercise) and snippet markers may differ. A copy that drifted is named, with its first differing line.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "metadata"))
+import course_metadata  # noqa: E402
+
+SNIPPET_MARKER = "// --8<-- ["
+
+
+def code_of(path: Path) -> list[str]:
+    """The file's code: without its leading comment block and without snippet markers."""
+    lines = path.read_text().splitlines()
+    start = 0
+    while start < len(lines) and lines[start].lstrip().startswith("//"):
+        start += 1
+    return [l for l in lines[start:] if not l.lstrip().startswith(SNIPPET_MARKER)]
+
+
+def first_difference(a: list[str], b: list[str]) -> str:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"code line {i + 1}: {y.strip()[:70]!r} instead of {x.strip()[:70]!r}"
+    return f"{len(b)} code lines instead of {len(a)}"
+
+
+def given_problems(root: Path) -> list[str]:
+    problems = []
+    for ex in course_metadata.exercise_ids(root):
+        given = course_metadata.raw(ex, root).get("given", {})
+        for name, origin in given.items():
+            source = root / "solutions" / origin / name
+            if not source.is_file():
+                problems.append(f"exercises/{ex}/exercise.json: given {name} comes from solutions/{origin}/{name}, "
+                                "which does not exist")
+                continue
+            want = code_of(source)
+            for kind in ("exercises", "solutions"):
+                copy = root / kind / ex / name
+                if copy == source:
+                    continue
+                if not copy.is_file():
+                    problems.append(f"{kind}/{ex}/{name} is missing (exercise.json gives it from {origin})")
+                elif code_of(copy) != want:
+                    problems.append(f"{kind}/{ex}/{name} drifted from solutions/{origin}/{name}, its given source: "
+                                    + first_difference(want, code_of(copy)))
+    return problems
+
+
+def check_problems(root: Path, judge: str | None) -> list[str]:
+    """Listed checks against the judge's compiled test cases (skipped, with a note, when no judge is given)."""
+    listed = {}
+    for ex in course_metadata.exercise_ids(root):
+        for c in course_metadata.load(ex, root)["checks"]:
+            listed.setdefault(c["id"], ex)
+    problems = []
+    declared = set(course_metadata.catalog(root))
+    for cid in sorted(declared - set(listed)):
+        problems.append(f"autograder/metadata/checks.json declares {cid!r}, which no exercise lists")
+    if not judge:
+        print("note: no judge given: checks not compared with its test cases")
+        return problems
+    r = subprocess.run([judge, "--list-checks"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        return problems + [f"{judge} --list-checks failed ({r.returncode}): {r.stderr[-300:]}"]
+    names = [l for l in r.stdout.splitlines() if l.strip()]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"check {dup!r} is defined by more than one TEST_CASE in autograder/checks/")
+    for cid, ex in sorted(listed.items()):
+        if cid not in names:
+            problems.append(f"exercises/{ex}/exercise.json lists check {cid!r}, which has no TEST_CASE in the judge")
+    for name in sorted(set(names) - set(listed)):
+        problems.append(f"TEST_CASE {name!r} (autograder/checks/) is listed by no exercise.json: it never runs")
+    return problems
+
+
+def problems(root: Path, judge: str | None = None) -> list[str]:
+    found = course_metadata.schema_problems(root)
+    for ex in course_metadata.exercise_ids(root):
+        try:
+            course_metadata.load(ex, root)
+        except course_metadata.MetadataError as e:
+            found.append(str(e))
+    if found:  # the rest assumes loadable metadata
+        return found
+    return given_problems(root) + check_problems(root, judge)

@@ -1,0 +1,94 @@
+"""The integrity check catches what it exists for: on a scratch copy of the course, each kind of breakage is planted
+in turn and course/integrity must fail, naming the file; the untouched copy must pass.
+
+usage: test_integrity_catches.py COURSE_ROOT JUDGE"""
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT, JUDGE = Path(sys.argv[1]).resolve(), sys.argv[2]
+CHECKER = Path(__file__).resolve().parent / "test_course_integrity.py"
+COPIED = ["exercises", "solutions", "chapters", "mkdocs.yml", "autograder/metadata", "autograder/planted"]
+
+
+def edit_json(path, change):
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def append(path, text):
+    path.write_text(path.read_text() + text)
+
+
+def replace(path, old, new):
+    text = path.read_text()
+    assert old in text, f"{path}: {old!r} not found (update this test)"
+    path.write_text(text.replace(old, new, 1))
+
+
+BREAKAGES = {
+    "a carried-forward file drifts": (
+        lambda t: append(t / "exercises/05_fake/mm16_cuda.cpp", "static int drifted = 1;\n"),
+        "exercises/05_fake/mm16_cuda.cpp drifted from solutions/04_cuda/mm16_cuda.cpp"),
+    "a solution's copy of a given file drifts": (
+        lambda t: replace(t / "solutions/06_autograd/mm16_kernel.h", "#pragma once", "#pragma once\n#define DRIFT 1"),
+        "solutions/06_autograd/mm16_kernel.h drifted from solutions/04_cuda/mm16_kernel.h"),
+    "exercise.json breaks its schema": (
+        lambda t: edit_json(t / "exercises/03_cpu/exercise.json", lambda d: d.update(hint="a misspelt key")),
+        "exercises/03_cpu/exercise.json: breaks exercise.schema.json"),
+    "checks.json breaks its schema": (
+        lambda t: edit_json(t / "autograder/metadata/checks.json", lambda d: d["checks"]["build"].update(points="1")),
+        "autograder/metadata/checks.json: breaks checks.schema.json at checks/build/points"),
+    "a check id has no test case": (
+        lambda t: (edit_json(t / "autograder/metadata/checks.json",
+                             lambda d: d["checks"].update({"forward.magic": {"title": "t", "points": 1, "hint": "h"}})),
+                   edit_json(t / "exercises/03_cpu/exercise.json", lambda d: d["checks"].append("forward.magic"))),
+        "exercises/03_cpu/exercise.json lists check 'forward.magic', which has no TEST_CASE in the judge"),
+    "a test case no exercise lists": (
+        lambda t: [edit_json(p, lambda d: d.update(checks=[c for c in d["checks"] if c != "dtype.cpu"]))
+                   for p in t.glob("exercises/*/exercise.json")],
+        "TEST_CASE 'dtype.cpu' (autograder/checks/) is listed by no exercise.json"),
+    "a check the catalog does not declare": (
+        lambda t: edit_json(t / "exercises/02_schema/exercise.json", lambda d: d["checks"].append("schema.nope")),
+        "exercises/02_schema/exercise.json: check 'schema.nope' is not declared in autograder/metadata/checks.json"),
+}
+
+
+def copy(tmp):
+    for rel in COPIED:
+        src, dst = ROOT / rel, tmp / rel
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+
+
+def run(tree):
+    r = subprocess.run([sys.executable, str(CHECKER), str(tree), JUDGE], capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+failures = []
+with tempfile.TemporaryDirectory(prefix="integrity-") as base:
+    clean = Path(base) / "clean"
+    copy(clean)
+    rc, out = run(clean)
+    if rc != 0:
+        failures.append(f"the untouched copy fails the integrity check:\n{out}")
+    for name, (plant, message) in BREAKAGES.items():
+        tree = Path(base) / name.replace(" ", "_")
+        copy(tree)
+        plant(tree)
+        rc, out = run(tree)
+        ok = rc == 1 and message in out
+        print(f"{'caught' if ok else 'MISSED'}: {name}")
+        if not ok:
+            failures.append(f"{name}: expected exit 1 and {message!r}, got exit {rc}:\n{out}")
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)

@@ -1,0 +1,35 @@
+# CMake's reader of exercises/ID/exercise.json (format 2; the schema is autograder/metadata/exercise.schema.json, the
+# Python reader autograder/metadata/course_metadata.py, the judge's Exercise::load).
+#
+# course_read_exercise(<exercise folder> <prefix>) sets <prefix>_LIBRARY (empty for a Python exercise) and
+# <prefix>_SOURCES (the compiled sources: .cpp and .cu; .py files are imported by the worker, never built), and
+# <prefix>_CUDA (ON when a source is CUDA).
+function(course_read_exercise dir prefix)
+  file(READ "${dir}/exercise.json" _meta)
+  set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}/exercise.json")
+  string(JSON _version ERROR_VARIABLE _err GET "${_meta}" format_version)
+  if(_err OR NOT _version EQUAL 2)
+    message(FATAL_ERROR "${dir}/exercise.json: format_version must be 2 (got '${_version}')")
+  endif()
+  string(JSON _library ERROR_VARIABLE _no_library GET "${_meta}" library)
+  if(_no_library)
+    set(_library "")
+  endif()
+  string(JSON _count LENGTH "${_meta}" sources)
+  set(_sources "")
+  set(_cuda OFF)
+  math(EXPR _last "${_count} - 1")
+  foreach(_i RANGE ${_last})
+    string(JSON _src GET "${_meta}" sources ${_i})
+    if(_src MATCHES "\\.py$")
+      continue()
+    endif()
+    list(APPEND _sources "${_src}")
+    if(_src MATCHES "\\.cu$")
+      set(_cuda ON)
+    endif()
+  endforeach()
+  set(${prefix}_LIBRARY "${_library}" PARENT_SCOPE)
+  set(${prefix}_SOURCES "${_sources}" PARENT_SCOPE)
+  set(${prefix}_CUDA "${_cuda}" PARENT_SCOPE)
+endfunction()
