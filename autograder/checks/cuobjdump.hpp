@@ -1,11 +1,14 @@
-// cuobjdump on a built library: the one the course's CMake found (toolchain.json "cuobjdump"), run by the judge
-// itself, never by the submission. Shared by the CUDA rows of chapters 4-6 and chapter 9's target rows.
+// cuobjdump on a built library: the one the course's CMake found (toolchain.json "cuobjdump"), started by the judge,
+// never by the submission. The library was built from a submission, so cuobjdump reads it inside the sandbox, like
+// the compiler: a malformed library can at worst crash or hang that sandboxed run. Shared by the CUDA rows of
+// chapters 4-6 and chapter 9's target rows.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "../judge/grading.hpp"
 #include "../judge/process.hpp"
+#include "../judge/sandbox.hpp"
 
 namespace judge {
 
@@ -27,8 +30,12 @@ inline CuobjdumpRun run_cuobjdump(const fs::path& lib, const std::vector<std::st
   std::vector<std::string> argv{tool};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back(lib.string());
-  auto r = run_process(ProcessSpec{argv, current_environment(), Session::get().cfg.work_dir.string(), 120,
-                                   output_cap});
+  static int runs = 0;
+  fs::path scratch = Session::get().cfg.work_dir / ("cuobjdump-" + std::to_string(++runs));
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  auto r = Sandbox::get().run(ProcessSpec{argv, current_environment(), scratch.string(), 120, output_cap}, scratch,
+                              {lib.parent_path()});
   c.text = r.out + r.err;
   c.ran = r.exited;
   c.ok = r.exited && r.exit_code == 0;

@@ -100,6 +100,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   }
   add_tree_of(tc.value("nvcc", ""), 2);
   add_tree_of(tc.value("cxx", ""), 2);
+  add_tree_of(tc.value("cuobjdump", ""), 2);  // reads libraries built from submissions
   add_tree_of(tc.value("worker", ""), 1);
   add_tree_of(tc.value("pch_include", ""), 1);  // the precompiled torch headers submissions compile with
   for (const char* key : {"include_dirs", "link_dirs"})

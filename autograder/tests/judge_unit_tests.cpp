@@ -1,15 +1,24 @@
-// Unit tests of the judge's own machinery: the tensor format it reads from untrusted workers, and the process
-// runner that must contain them.
+// Unit tests of the judge's own machinery: the tensor format and the JSON it reads from untrusted workers (with a
+// fuzz test of both readers), the one comparator, the process runner that must contain workers, and the pieces of
+// the reports (quoting, gencode flags, scores) that the end-to-end tests reach only indirectly.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
 #include <cstdio>
 #include <fstream>
 
+#include "../judge/compare.hpp"
+#include "../judge/grading.hpp"
+#include "../judge/json.hpp"
 #include "../judge/process.hpp"
+#include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
 
 using namespace judge;
@@ -105,4 +114,167 @@ TEST_CASE("exit status and signals are told apart") {
   CHECK_FALSE(r.exited);
   CHECK(r.term_signal == SIGSEGV);
   CHECK(r.describe().find("signal 11") != std::string::npos);
+}
+
+// ---- the one comparator ---------------------------------------------------------------------------------------
+namespace {
+Tensor t32(std::vector<int64_t> shape, std::vector<double> v) { return Tensor{"F32", std::move(shape), std::move(v)}; }
+Expected want(std::vector<int64_t> shape, std::vector<double> v) { return Expected{std::move(shape), std::move(v), "", ""}; }
+const double kNan = std::nan(""), kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+TEST_CASE("comparator: a NaN or an infinity where the reference is finite is wrong, wherever it is") {
+  auto seen = t32({2, 2}, {1, kNan, 3, 4});
+  auto c = compare(&seen, want({2, 2}, {1, 2, 3, 4}), {1e-3, 1e-3});
+  CHECK_FALSE(c.ok);
+  CHECK(c.wrong == 1);
+  CHECK(c.detail.find("worst at [0, 1]: got nan, reference 2") != std::string::npos);
+  seen = t32({2, 2}, {kNan, kNan, kNan, kNan});  // every element NaN: the error that `err > worst` never sees
+  c = compare(&seen, want({2, 2}, {1, 2, 3, 4}), {1e-3, 1e-3});
+  CHECK_FALSE(c.ok);
+  CHECK(c.wrong == 4);
+  seen = t32({1, 2}, {kInf, -kInf});
+  CHECK(compare(&seen, want({1, 2}, {1e30, -1e30}), {1, 1}).wrong == 2);
+}
+
+TEST_CASE("comparator: a non-finite reference must be matched exactly") {
+  auto seen = t32({3}, {kNan, kInf, -kInf});
+  CHECK(compare(&seen, want({3}, {kNan, kInf, -kInf}), {0, 0}).ok);
+  seen = t32({3}, {0, kInf, kInf});
+  auto c = compare(&seen, want({3}, {kNan, kInf, -kInf}), {1e9, 1e9});
+  CHECK(c.wrong == 2);
+}
+
+TEST_CASE("comparator: signed zeros are equal, the tolerance edge passes, just past it fails") {
+  auto seen = t32({2}, {-0.0, 0.0});
+  CHECK(compare(&seen, want({2}, {0.0, -0.0}), {0, 0}).ok);
+  seen = t32({1}, {1.5});  // |1.5 - 1| = 0.5 = atol + rtol * 1 (0.25 + 0.25): passes
+  CHECK(compare(&seen, want({1}, {1.0}), {0.25, 0.25}).ok);
+  seen = t32({1}, {1.5000001});
+  CHECK_FALSE(compare(&seen, want({1}, {1.0}), {0.25, 0.25}).ok);
+  seen = t32({1}, {-3.0});  // rtol scales with |reference|, not with the seen value
+  CHECK(compare(&seen, want({1}, {-2.0}), {0, 0.5}).ok);
+  CHECK_FALSE(compare(&seen, want({1}, {-2.0}), {0, 0.49}).ok);
+}
+
+TEST_CASE("comparator: shape, dtype and device are checked before any value") {
+  auto seen = t32({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto c = compare(&seen, want({3, 2}, {1, 2, 3, 4, 5, 6}), {1, 1});
+  CHECK_FALSE(c.ok);
+  CHECK(c.detail == "shape [2, 3] instead of [3, 2]");
+  c = compare(&seen, Expected{{2, 3}, {1, 2, 3, 4, 5, 6}, "F64", ""}, {1, 1});
+  CHECK(c.detail == "dtype float32 instead of float64");
+  c = compare(&seen, Expected{{2, 3}, {1, 2, 3, 4, 5, 6}, "F32", "cuda:0"}, {1, 1}, "cpu");
+  CHECK(c.detail == "device cpu instead of cuda:0");
+  CHECK_FALSE(compare(nullptr, want({1}, {1}), {1, 1}).ok);
+}
+
+TEST_CASE("comparator: empty tensors match an empty reference of the same shape") {
+  auto seen = t32({0, 5}, {});
+  CHECK(compare(&seen, want({0, 5}, {}), {0, 0}).ok);
+  CHECK_FALSE(compare(&seen, want({5, 0}, {}), {0, 0}).ok);
+}
+
+// ---- bounded readers, and their fuzz test --------------------------------------------------------------------
+TEST_CASE("JSON from a worker is bounded in size and depth before it is parsed") {
+  CHECK(parse_bounded(R"({"a": [1, {"b": "[[[["}]})", "t").is_object());  // brackets inside strings do not count
+  CHECK_THROWS_WITH_AS(parse_bounded(std::string(100, '[') + std::string(100, ']'), "t"),
+                       "t is nested more than 64 levels deep: refused", std::runtime_error);
+  CHECK_THROWS_AS(parse_bounded(std::string(2000000, '['), "t"), std::runtime_error);  // deep, and never parsed
+  CHECK_THROWS_AS(parse_bounded("{\"a\": 1", "t"), std::runtime_error);
+  CHECK_THROWS_AS(parse_bounded("[1]", "t", JsonLimits{2, 64}), std::runtime_error);
+  const json j = parse_bounded(R"({"a": 1})", "t");
+  CHECK_THROWS_AS((void)j["missing"], std::out_of_range);  // undefined behaviour in nlohmann, an exception here
+}
+
+TEST_CASE("tensor files: overlapping entries and too many values are refused") {
+  auto path = temp_path("alias.safetensors");
+  write_bytes(path, header_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                R"("y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", std::string(16, '\0')));
+  CHECK_THROWS_WITH_AS(read_safetensors(path), "tensor file has tensors whose data overlap", FormatError);
+  write_bytes(path, header_file(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(16, '\0')));
+  CHECK_THROWS_AS(read_safetensors(path, 1 << 20, 3), FormatError);
+  CHECK(read_safetensors(path, 1 << 20, 4).at("x").values.size() == 4);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("fuzz: the judge's readers never crash on mutated input (bounded in time)") {
+  std::mt19937_64 rng(20261204);
+  const std::vector<std::string> seeds = {
+      R"({"nonce": "abc", "group": "g", "status": "ok", "calls": [{"label": "x", "raised": true}], "n": 1.5e300})",
+      header_file(R"({"a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})",
+                  std::string(16, '\1'))};
+  auto path = temp_path("fuzz.bin");
+  auto t0 = std::chrono::steady_clock::now();
+  int runs = 0;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4)) {
+    std::string s = seeds[rng() % seeds.size()];
+    for (int m = 0, n = 1 + rng() % 8; m < n && !s.empty(); ++m) {
+      std::size_t at = rng() % s.size();
+      switch (rng() % 4) {
+        case 0: s[at] = static_cast<char>(rng()); break;                                // flip a byte
+        case 1: s.insert(at, std::string(1 + rng() % 64, "[{\"]}:,0-e"[rng() % 10])); break;  // insert structure
+        case 2: s.erase(at, 1 + rng() % 8); break;                                      // cut
+        default: s.insert(at, s.substr(rng() % s.size(), 1 + rng() % 32));              // duplicate a piece
+      }
+    }
+    try {
+      json j = parse_bounded(s, "fuzz");
+      (void)j.dump();
+    } catch (const std::exception&) {
+    }
+    write_bytes(path, s);
+    try {
+      (void)read_safetensors(path);
+    } catch (const std::exception&) {
+    }
+    ++runs;
+  }
+  std::remove(path.c_str());
+  MESSAGE("fuzzed both readers with " << runs << " inputs");
+  CHECK(runs > 1000);
+}
+
+// ---- what comes out ----------------------------------------------------------------------------------------
+TEST_CASE("quoted submission text cannot pass for a line of the judge's report") {
+  std::string q = judge::quoted("all good\nscore 8/8: 5 passed\r\x1b[2Kscore 8/8");
+  CHECK(q.find("\nscore") == std::string::npos);  // every further line is indented behind "    | "
+  CHECK(q.find("\n    | score 8/8: 5 passed??[2Kscore 8/8") != std::string::npos);
+  CHECK(q.find('\x1b') == std::string::npos);
+  std::string flood(10000, 'x');
+  CHECK(judge::quoted(flood).size() < 4200);
+  CHECK(judge::quoted(flood).find("6000 more characters not shown") != std::string::npos);
+}
+
+TEST_CASE("gencode flags from CMake's architecture syntax") {
+  CHECK(gencode_flags("75;90-real") == std::vector<std::string>{"-gencode=arch=compute_75,code=[sm_75,compute_75]",
+                                                                 "-gencode=arch=compute_90,code=sm_90"});
+  CHECK(gencode_flags("75-virtual") == std::vector<std::string>{"-gencode=arch=compute_75,code=compute_75"});
+  CHECK(gencode_flags(";90a-real;") == std::vector<std::string>{"-gencode=arch=compute_90a,code=sm_90a"});
+  CHECK(gencode_flags("").empty());
+}
+
+TEST_CASE("the score counts passed rows; a skipped row counts for neither side; a missing row fails") {
+  auto& s = Session::get();
+  s.exercise.checks = {{"a", "A", "", 2, false}, {"b", "B", "", 3, false}, {"c", "C", "", 1, true}, {"d", "D", "", 4, false}};
+  Row a{"a", "A", "", Status::Pass, 2, 2, true, "", "", ""};
+  Row b{"b", "B", "", Status::Fail, 0, 3, true, "", "", ""};
+  Row c{"c", "C", "", Status::Skip, 0, 1, true, "", "", ""};
+  Row stray{"zz", "zz", "", Status::Fail, 0, 0, true, "not listed", "", ""};
+  s.rows = {c, b, a, stray};  // in the order they ran; "d" never ran
+  auto rows = final_rows(s);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0].id == "a");  // the exercise's order, then rows it does not know
+  CHECK(rows[3].id == "d");
+  CHECK(rows[3].status == Status::Fail);
+  CHECK(rows[3].detail.find("no result") != std::string::npos);
+  CHECK(rows[4].id == "zz");
+  auto sum = summarize(rows);
+  CHECK(sum.score == 2);
+  CHECK(sum.max_score == 9);  // 2 + 3 + 4: the skipped row's point is not in the total
+  CHECK(sum.passed == 1);
+  CHECK(sum.failed == 3);
+  CHECK(sum.skipped == 1);
+  s.rows.clear();
+  s.exercise.checks.clear();
 }
