@@ -2,8 +2,10 @@
 # query, a target inspector) runs against libraries the course builds here.
 #
 # Chapter 7: the reference course::mm16 (exercise 06's solution) and planted-bug variants of it. Each variant swaps
-# one source of the reference for the planted submission that carries the bug, so the bug is the very code the
-# grader's own planted tests use. Every variant has the reference's file name: a harness cannot tell them apart by it.
+# one source of the reference for that file as a planted case has it: the case's reference file with the case's patch
+# applied, written at build time by autograder/tests/planted_cases.py (the module run_planted.py uses too), so the
+# bug is the very code the grader's own planted tests grade. Every variant has the reference's file name: a harness
+# cannot tell them apart by it.
 #
 # Chapter 9: one small kernel built for several target sets (cuobjdump lists what each embeds), and a library with no
 # device code at all.
@@ -14,7 +16,7 @@ set(_planted "${CMAKE_SOURCE_DIR}/autograder/planted")
 if(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autograd.cpp")
   set(COURSE_OPERATOR "${CMAKE_BINARY_DIR}/lib/solutions/06_autograd/libmm16_autograd.so")
   set(_op_files mm16_cpu.cpp mm16_cuda.cpp mm16_kernel.cu mm16_meta.cpp mm16_autograd.cpp)
-  # name | the source it replaces | the planted file | needs a GPU to show
+  # name | the source it replaces | the planted case whose version of that source it takes | needs a GPU to show
   set(_targets
     "wrong_forward_float64|mm16_cpu.cpp|06_autograd/forward_2x_float64|cpu"
     "ignores_strides|mm16_cpu.cpp|03_cpu/ignores_strides|cpu"
@@ -38,7 +40,19 @@ if(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autog
     list(GET _t 1 _swapped)
     list(GET _t 2 _from)
     list(GET _t 3 _device)
-    set(_sources "${_planted}/${_from}/${_swapped}")
+    # the case's version of the swapped source: its starting folder's file, patched (planted_cases.py writes it only
+    # when its text changed, so an unrelated edit recompiles nothing)
+    file(READ "${_planted}/${_from}/expected.json" _expected)
+    string(JSON _start GET "${_expected}" submission)
+    set(_generated "${CMAKE_BINARY_DIR}/harness_sources/${_name}/${_swapped}")
+    add_custom_command(OUTPUT "${_generated}"
+      COMMAND "${COURSE_PYTHON}" "${CMAKE_SOURCE_DIR}/autograder/tests/planted_cases.py" write "${CMAKE_SOURCE_DIR}"
+              "${_planted}/${_from}" "${_swapped}" "${_generated}"
+      DEPENDS "${_planted}/${_from}/expected.json" "${CMAKE_SOURCE_DIR}/${_start}/${_swapped}"
+              "${CMAKE_SOURCE_DIR}/autograder/tests/planted_cases.py"
+      COMMENT "planted ${_from}: ${_swapped} for the operator under test ${_name}" VERBATIM)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_planted}/${_from}/expected.json")
+    set(_sources "${_generated}")
     foreach(_f IN LISTS _op_files)
       if(NOT _f STREQUAL _swapped)
         string(REPLACE "." "_" _obj "harness_ref_${_f}")
@@ -52,6 +66,8 @@ if(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autog
                             CUDA_STANDARD 17)
     endif()
     target_link_libraries(harness_target_${_name} PRIVATE Course::torch_cuda)
+    # the generated source's quoted includes (mm16_kernel.h) are its starting folder's, as in the submission
+    target_include_directories(harness_target_${_name} PRIVATE "${CMAKE_SOURCE_DIR}/${_start}")
     list(APPEND _json_items "{\"name\": \"${_name}\", \"device\": \"${_device}\", \"library\": \"${CMAKE_BINARY_DIR}/harness_targets/${_name}/libmm16_autograd.so\"}")
   endforeach()
   list(JOIN _json_items ", " _joined)

@@ -2,16 +2,22 @@
 in the site's navigation, an exercise with a stub and metadata (its schema, its checks compiled into the judge, its
 given files equal to their source: integrity_metadata.py), a reference solution with the same files, and the two
 planted cases that run both in the test suite: the untouched stub (must fail, naming a TODO) and the reference (must
-pass every row). The planted cases themselves prove the dynamic half.
+pass every row). The planted cases themselves prove the dynamic half; here every planted patch is dry-run (a
+reference edit that breaks one fails in seconds, not after the suite), no planted file is a near copy of its
+reference's file (a one-bug case is a patch, not a copy that drifts) and autograder/planted/ stays small.
 
 usage: test_course_integrity.py COURSE_ROOT [JUDGE]   (with the built judge, its test cases are compared too)"""
+import difflib
 import json
+import os
 import re
 import sys
 from pathlib import Path
 
-import integrity_metadata
-from integrity_metadata import course_metadata
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import integrity_metadata  # noqa: E402
+import planted_cases  # noqa: E402  (the module that prepares the cases for run_planted.py and CMake)
+from integrity_metadata import course_metadata  # noqa: E402
 
 ROOT = Path(sys.argv[1]).resolve()
 JUDGE = sys.argv[2] if len(sys.argv) > 2 else None
@@ -64,8 +70,39 @@ for ex in exercises:
         if not must_fail and exp.get("fail"):
             problems.append(f"autograder/planted/{ex}/reference must pass every row, not fail {exp['fail']}")
 
+# The planted cases (autograder/planted/README.md): every patch still applies to its starting folder...
+problems.extend(planted_cases.dry_run(ROOT))
+# ...a case's own source file is its own code, not a drifting copy of the reference's file of the same name...
+SOURCES = (".cpp", ".cu", ".h", ".hpp", ".py")
+NEAR_COPY = 0.8  # difflib's ratio on lines: above it, the file is the reference with a few lines changed
+PLANTED_LINES = 1000  # C++/CUDA/Python lines in autograder/planted/ in all: the cases are patches and small attacks
+planted_root = ROOT / "autograder" / "planted"
+planted_lines = 0
+for folder, dirs, files in os.walk(planted_root):  # links are not followed
+    dirs.sort()
+    for name in sorted(files):
+        path = Path(folder) / name
+        if not name.endswith(SOURCES) or path.is_symlink() or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        planted_lines += len(text.splitlines())
+        rel = path.relative_to(planted_root)
+        reference = ROOT / "solutions" / rel.parts[0] / name
+        if len(rel.parts) == 3 and reference.is_file():
+            ratio = difflib.SequenceMatcher(None, reference.read_text(errors="replace").splitlines(),
+                                            text.splitlines(), autojunk=False).ratio()
+            if ratio > NEAR_COPY:
+                problems.append(f"autograder/planted/{rel} is {ratio:.1%} identical to {reference.relative_to(ROOT)}: "
+                                "make the case a patch over the reference (\"submission\" and \"patch\" in its "
+                                "expected.json) and delete the copy")
+# ...and the folder stays small.
+if planted_lines >= PLANTED_LINES:
+    problems.append(f"autograder/planted/ holds {planted_lines} lines of C++/CUDA/Python ({', '.join(SOURCES)}); "
+                    f"it must stay under {PLANTED_LINES}: a one-bug case is a patch over the reference")
+
 for p in problems:
     print("FAIL:", p)
 print(f"course/integrity: {len(exercises)} exercises, {len(solutions)} solutions, "
-      f"{len(course_metadata.catalog(ROOT))} checks declared, {len(problems)} problem(s)")
+      f"{len(course_metadata.catalog(ROOT))} checks declared, {len(list(planted_cases.all_cases(ROOT)))} planted cases "
+      f"({planted_lines} lines of code in autograder/planted/), {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)

@@ -30,7 +30,15 @@ def replace(path, old, new):
     path.write_text(text.replace(old, new, 1))
 
 
+def break_a_patch(tree):
+    """Edits the reference line that the first patch of 03_cpu/ignores_strides replaces."""
+    expected = json.loads((tree / "autograder/planted/03_cpu/ignores_strides/expected.json").read_text())
+    fname, edits = next(iter(expected["patch"].items()))
+    replace(tree / "solutions/03_cpu" / fname, edits[0][0], edits[0][0].replace("(", " (", 1) + " ")
+
+
 BREAKAGES = {
+    "a planted patch no longer applies": (break_a_patch, "03_cpu/ignores_strides: mm16_cpu.cpp: the patch no longer applies"),
     "a carried-forward file drifts": (
         lambda t: append(t / "exercises/05_fake/mm16_cuda.cpp", "static int drifted = 1;\n"),
         "exercises/05_fake/mm16_cuda.cpp drifted from solutions/04_cuda/mm16_cuda.cpp"),
