@@ -213,11 +213,12 @@ const BuildResult& Session::build(const std::string& variant) {
     if (in.extension() == ".cu") {
       has_cuda = true;
       argv.push_back(tc.at("nvcc").get<std::string>());
-      argv.insert(argv.end(), {"-ccbin", tc.at("cxx").get<std::string>(), "-std=c++20", "-O2", "-Xcompiler", "-fPIC"});
+      argv.insert(argv.end(), {"-ccbin", tc.at("cxx").get<std::string>()});
+      for (auto& f : tc.at("cuda_flags")) argv.push_back(f.get<std::string>());  // CMakeLists.txt's, only there
       for (auto& g : gencode_flags(arch)) argv.push_back(g);
     } else {
       argv.push_back(tc.at("cxx").get<std::string>());
-      argv.insert(argv.end(), {"-std=c++20", "-O2", "-fPIC"});
+      for (auto& f : tc.at("cxx_flags")) argv.push_back(f.get<std::string>());  // those the PCH was built with
       if (!pch.empty()) argv.insert(argv.end(), {"-include", pch});
     }
     argv.insert(argv.end(), common.begin(), common.end());

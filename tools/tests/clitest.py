@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of tools/course_cli.py."""
+"""Helpers shared by the tests of the course's commands (tools/course.py, the package tools/course_cli/)."""
 import os
 import shutil
 import subprocess
@@ -7,14 +7,14 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2]
-CLI = SOURCE / "tools" / "course_cli.py"
+CLI = SOURCE / "tools" / "course.py"
 
 
 def run(args, env=None, cwd=None, timeout=900, input=None):
     r = subprocess.run([sys.executable, str(CLI)] + list(args), env=env, cwd=cwd, capture_output=True, text=True,
                        timeout=timeout, input=input)
     out = r.stdout + r.stderr
-    print(f"$ course_cli {' '.join(map(str, args))}  -> {r.returncode}\n{out}")
+    print(f"$ course.py {' '.join(map(str, args))}  -> {r.returncode}\n{out}")
     return r.returncode, out
 
 

@@ -1,0 +1,140 @@
+"""batch: a folder of submissions (one folder per student) graded in parallel; gradebook.csv, and for each student
+results.json (Gradescope's format) and feedback.md. A re-run regrades only what changed."""
+from __future__ import annotations
+
+import concurrent.futures as futures
+import csv
+import hashlib
+import json
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .common import BUILD, ROOT, die, say
+from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
+from .gradescope import merge_results
+from .judge import judge_path, run_judge
+from .submissions import file_hash, hash_tree, link_below, real_dir, real_file, submission_folder
+
+
+class Progress:
+    def __init__(self, total: int):
+        self.total, self.done, self.cached, self.lock = total, 0, 0, threading.Lock()
+        self.tty = sys.stderr.isatty()
+        self.t0 = time.monotonic()
+
+    def tick(self, label: str, cached: bool) -> None:
+        with self.lock:
+            self.done += 1
+            self.cached += cached
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            bar = "#" * filled + "." * (width - filled)
+            line = (f"[{bar}] {self.done}/{self.total} ({self.cached} unchanged) "
+                    f"{time.monotonic() - self.t0:5.0f} s  {label}")
+            if self.tty:
+                print("\r" + line[:110].ljust(110), end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
+            else:
+                print(line, file=sys.stderr, flush=True)
+
+
+def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "") -> tuple[dict, bool]:
+    """Returns (rows-like summary, reused). Reuses the previous grade when the key is unchanged."""
+    key_file = out / "grade.key"
+    if key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
+        return json.loads((out / "rows.json").read_text()), True
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    if sub is None or refused:  # nothing to grade: every check fails, and the table says why
+        meta = load_exercise(ex)
+        rows = {"exercise": ex, "score": 0.0, "max_score": total_points(meta),
+                "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "rows": [],
+                **({"refused": refused} if refused else {"missing": True})}
+        (out / "rows.json").write_text(json.dumps(rows, indent=2))
+        why = f"not graded: {refused}" if refused else f"not submitted (no folder {ex}/ in the submission)"
+        (out / "table.txt").write_text(f"{ex}: {why}\n")
+        key_file.write_text(key)
+        return rows, False
+    seed = int(key[:8], 16) | 1
+    r = run_judge(ex, sub, out, show="capture", color=False, seed=seed, timeout=timeout)
+    log, rc = (f"the judge did not finish in {timeout:g} s", -1) if r.timed_out else (r.stdout + r.stderr, r.returncode)
+    (out / "judge.log").write_text(log)
+    try:
+        rows = json.loads((out / "rows.json").read_text())
+    except (OSError, ValueError):
+        meta = load_exercise(ex)
+        rows = {"exercise": ex, "score": 0.0, "max_score": total_points(meta),
+                "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "error": f"judge exit {rc}", "rows": []}
+        (out / "rows.json").write_text(json.dumps(rows, indent=2))
+        (out / "table.txt").write_text(f"{ex}: the grader could not grade this submission (exit {rc}):\n{log[-2000:]}\n")
+        return rows, False
+    if rc in (0, 1):
+        key_file.write_text(key)
+    return rows, False
+
+
+def feedback_report(student: str, per_ex: dict[str, Path], merged: dict) -> str:
+    parts = [f"# Feedback for {student}", "", f"Total: {merged['score']:g} / {merged['extra_data']['max_score']:g}", ""]
+    for ex, out in per_ex.items():
+        table = (out / "table.txt").read_text() if (out / "table.txt").is_file() else f"{ex}: no report\n"
+        parts += [f"## {ex}", "", "```", table.rstrip(), "```", ""]
+    return "\n".join(parts)
+
+
+def cmd_batch(args) -> int:
+    subs = Path(args.submissions)
+    if not subs.is_dir():
+        die(f"{subs} is not a folder (expected one folder per student)")
+    out = Path(args.out) if args.out else subs.parent / (subs.name + "-grades")
+    judge = judge_path()
+    exercises = [resolve_exercise(e) for e in args.exercises.split(",")] if args.exercises else exercise_ids()
+    # a student folder that is a link is listed (the student gets a row) and refused, never followed
+    students = sorted(p for p in subs.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
+    if not students:
+        die(f"{subs} holds no student folders")
+    judge_key = file_hash(judge) + file_hash(BUILD / "toolchain.json") + hash_tree(ROOT / "autograder" / "worker")
+    jobs = []
+    for st in students:
+        for ex in exercises:
+            sub = submission_folder(st, ex) if real_dir(st) else st
+            if sub is None and len(exercises) == 1 and any(real_file(st / s) for s in load_exercise(ex)["sources"]):
+                sub = st
+            bad = link_below(subs, sub) if sub else None
+            refused = f"{bad} is a symbolic link or not a folder: submit the folder itself" if bad else ""
+            fingerprint = "refused" if refused else hash_tree(sub) if sub else "missing"
+            key = hashlib.sha256(fingerprint.encode() + judge_key.encode()
+                                 + file_hash(ROOT / "exercises" / ex / "exercise.json").encode()
+                                 + file_hash(ROOT / "autograder" / "metadata" / "checks.json").encode()).hexdigest()
+            jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key, refused))
+    say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
+    bar = Progress(len(jobs))
+    rows: dict[tuple[str, str], dict] = {}
+    with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        running = {pool.submit(grade_one, ex, sub, o, key, args.timeout, refused): (st, ex)
+                   for st, ex, sub, o, key, refused in jobs}
+        for f in futures.as_completed(running):
+            st, ex = running[f]
+            r, cached = f.result()
+            rows[(st, ex)] = r
+            bar.tick(f"{st}/{ex} {r.get('score', 0):g}/{r.get('max_score', 0):g}", cached)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "gradebook.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["student"] + exercises + ["total", "max"])
+        for st in students:
+            per = [rows[(st.name, ex)] for ex in exercises]
+            w.writerow([st.name] + [f"{r.get('score', 0):g}" for r in per]
+                       + [f"{sum(r.get('score', 0) for r in per):g}", f"{sum(r.get('max_score', 0) for r in per):g}"])
+    for st in students:
+        per_ex = {ex: out / "students" / st.name / ex for ex in exercises}
+        merged = merge_results(st.name, per_ex, {ex: rows[(st.name, ex)] for ex in exercises})
+        (out / "students" / st.name / "results.json").write_text(json.dumps(merged, indent=2))
+        (out / "students" / st.name / "feedback.md").write_text(feedback_report(st.name, per_ex, merged))
+    say(f"gradebook: {out / 'gradebook.csv'}")
+    say(f"per student: {out}/students/NAME/results.json (Gradescope format) and feedback.md")
+    if args.summary:
+        say((out / "gradebook.csv").read_text().rstrip())
+    return 0

@@ -1,0 +1,135 @@
+"""doctor: checks the toolchain the course needs, and prints the command that fixes anything missing."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .common import ROOT, say
+
+
+def find_course_python() -> str | None:
+    if os.environ.get("COURSE_PYTHON"):
+        return os.environ["COURSE_PYTHON"]
+    cache = Path(os.environ.get("COURSE_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "opcourse"))
+    base = os.environ.get("COURSE_BASE_PYTHON", "python3")
+    try:
+        version = subprocess.run([base, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                                 timeout=30).stdout
+    except OSError:
+        return None
+    lines = [l for l in (ROOT / "requirements" / "course.txt").read_text().splitlines() if l and not l.startswith("#")]
+    key = hashlib.sha256(("\n".join(lines) + "\n" + version).encode()).hexdigest()[:16]
+    venv = cache / f"venv-{key}"
+    return str(venv / "bin" / "python") if (venv / ".complete").is_file() else None
+
+
+def run_quiet(argv: list[str], timeout: float = 60) -> tuple[int, str]:
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return r.returncode, (r.stdout + r.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return 127, str(e)
+
+
+def cmd_doctor(args) -> int:
+    deps_root = os.environ.get("COURSE_DEPS_ROOT", "")
+    results = []  # (name, ok, detail, fix, required)
+
+    def check(name, ok, detail, fix, required=True):
+        results.append((name, ok, detail, fix, required))
+
+    def which(*names):
+        for n in names:
+            p = shutil.which(n)
+            if p:
+                return p
+            if deps_root and Path(deps_root, "usr/bin", n).exists():
+                return str(Path(deps_root, "usr/bin", n))
+        return None
+
+    apt = "apt-get update && apt-get install -y --no-install-recommends"
+    py = find_course_python()
+    torch_cuda = None
+    if py:
+        rc, out = run_quiet([py, "-c", "import torch, safetensors; print(torch.__version__, torch.version.cuda)"], 120)
+        ok = rc == 0
+        if ok:
+            torch_cuda = out.split()[-1]
+        check("python + torch", ok, f"{py}: torch {out}" if ok else out.splitlines()[-1] if out else py,
+              f"{py} -m pip install -r requirements/course.txt")
+    else:
+        check("python + torch", False, "no course venv and COURSE_PYTHON is unset",
+              "tools/setup.sh   (creates the venv; or export COURSE_PYTHON=/path/to/python-with-torch)")
+    nvcc = os.environ.get("CUDACXX") or which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    nvcc_ver = None
+    if nvcc:
+        rc, out = run_quiet([nvcc, "--version"])
+        m = re.search(r"release (\d+\.\d+)", out)
+        nvcc_ver = m.group(1) if m else None
+    check("nvcc", bool(nvcc_ver), f"{nvcc} (CUDA {nvcc_ver})" if nvcc_ver else "not found",
+          "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) or export CUDACXX=/path/to/nvcc")
+    if torch_cuda and nvcc_ver:
+        same = torch_cuda.split(".")[0] == nvcc_ver.split(".")[0]
+        check("torch CUDA = nvcc major", same, f"torch built for CUDA {torch_cuda}, nvcc is {nvcc_ver}",
+              f"pin a torch built for CUDA {nvcc_ver.split('.')[0]} in requirements/course.txt, then tools/setup.sh")
+    cmake = which("cmake")
+    if cmake:
+        rc, out = run_quiet([cmake, "--version"])
+        m = re.search(r"version (\d+)\.(\d+)", out)
+        ok = bool(m) and (int(m.group(1)), int(m.group(2))) >= (3, 24)
+        check("cmake >= 3.24", ok, f"{cmake} {m.group(0) if m else out[:60]}", f"{apt} cmake   (or pip install cmake)")
+    else:
+        check("cmake >= 3.24", False, "not found", f"{apt} cmake")
+    ninja = which("ninja")
+    check("ninja", bool(ninja), ninja or "not found", f"{apt} ninja-build")
+    cxx = os.environ.get("CXX") or which("c++", "g++")
+    if cxx:
+        rc, out = run_quiet([cxx, "--version"])
+        first = out.splitlines()[0] if out else ""
+        with tempfile.TemporaryDirectory() as t:
+            src = Path(t, "a.cpp")
+            src.write_text("#include <span>\n#include <concepts>\nint main(){ std::span<int> s; return (int)s.size(); }\n")
+            rc2, out2 = run_quiet([cxx, "-std=c++20", "-c", str(src), "-o", str(Path(t, "a.o"))])
+        check("C++20 compiler", rc2 == 0, f"{cxx}: {first}" if rc2 == 0 else f"{cxx} cannot compile C++20: {out2[-200:]}",
+              f"{apt} g++   (g++ 12 or newer; or export CXX=/path/to/g++)")
+    else:
+        check("C++20 compiler", False, "no c++ / g++ on PATH", f"{apt} g++")
+    for name, header, pkg in (("doctest headers", "doctest/doctest.h", "doctest-dev"),
+                              ("nlohmann-json headers", "nlohmann/json.hpp", "nlohmann-json3-dev")):
+        found = next((str(p) for p in (Path("/usr/include", header), Path(deps_root or "/nonexistent", "usr/include", header),
+                                       Path("/usr/local/include", header)) if p.is_file()), None)
+        check(name, bool(found), found or "not found", f"{apt} {pkg}")
+    ccache = which("ccache")
+    check("ccache", bool(ccache), ccache or "not found (regrades recompile everything)", f"{apt} ccache", False)
+    bwrap = which("bwrap")
+    if bwrap:
+        rc, out = run_quiet([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"])
+        check("bubblewrap", rc == 0, bwrap if rc == 0 else f"{bwrap} present but cannot sandbox: {out[-200:]}",
+              "allow unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1", False)
+    else:
+        check("bubblewrap", False, "not found (grading runs without the sandbox, loudly)", f"{apt} bubblewrap", False)
+    chromium = which("chromium", "chromium-browser", "google-chrome")
+    check("chromium", bool(chromium), chromium or "not found (only needed to render the site to PDF/screenshots)",
+          f"{apt} chromium", False)
+
+    width = max(len(r[0]) for r in results)
+    bad_required = 0
+    for name, ok, detail, fix, required in results:
+        tag = "ok" if ok else ("MISSING" if required else "missing (optional)")
+        say(f"{'ok  ' if ok else '!!  '}{name:<{width}}  {tag if not ok else detail}")
+        if not ok:
+            say(f"    {'':<{width}}  {detail}")
+            say(f"    {'':<{width}}  fix: {fix}")
+            bad_required += required
+    say("")
+    if bad_required:
+        say(f"doctor: {bad_required} required tool(s) missing; fix them, or run tools/setup.sh (installs what it can)")
+        return 1
+    say("doctor: everything the course needs is here")
+    return 0
+

@@ -1,0 +1,137 @@
+"""Gradescope: gradescope-zip builds the autograder zip (the grader's sources, the exercises' stubs, never the
+solutions); gradescope-run is what the zip's run_autograder runs for each submission. merge_results writes
+Gradescope's results.json of several exercises (batch writes one per student with it too)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+from .common import BUILD, ROOT, say
+from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
+from .judge import judge_path, run_judge
+from .submissions import find_sources
+
+# what the zip carries (folders whole, but for __pycache__ and planted submissions), besides the exercises
+GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
+                    "autograder/checks", "autograder/metadata", "autograder/worker", "autograder/tests",
+                    "autograder/portability", "requirements", "tools/setup.sh", "tools/course.py", "tools/course_cli",
+                    "tools/gradescope"]
+
+
+def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) -> dict:
+    tests, score, max_score, seconds, lines = [], 0.0, 0.0, 0.0, []
+    for ex, out in per_ex.items():
+        try:
+            res = json.loads((out / "results.json").read_text())
+        except (OSError, ValueError):
+            r = rows[ex]
+            res = {"score": 0.0, "extra_data": {"max_score": r["max_score"]}, "tests": [], "execution_time": 0,
+                   "output": f"{ex}: {'not submitted' if r.get('missing') else 'not graded: ' + r.get('refused', r.get('error', ''))}"}
+            res["tests"].append({"name": f"{ex}: submitted and graded", "score": 0.0, "max_score": r["max_score"],
+                                 "status": "failed", "output": res["output"], "visibility": "visible"})
+        for t in res.get("tests", []):
+            t = dict(t)
+            t["name"] = f"{ex} / {t.get('name', '')}"
+            t["number"] = f"{ex}.{t.get('number', len(tests) + 1)}"
+            tests.append(t)
+        score += float(res.get("score", 0))
+        max_score += float(res.get("extra_data", {}).get(
+            "max_score", sum(float(t.get("max_score", 0)) for t in res.get("tests", []))))
+        seconds += float(res.get("execution_time", 0))
+        lines.append(res.get("output", ex))
+    return {"score": score, "execution_time": round(seconds), "output": "\n".join(lines),
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests, "extra_data": {"max_score": max_score}}
+
+
+def cmd_gradescope_zip(args) -> int:
+    # Chapters 7 and 8 test the course's own operator (exercise 06's solution and planted-bug variants of it), which
+    # CMake builds from solutions/: the zip never carries solutions, so it cannot grade those two.
+    needs_operator = [e for e in exercise_ids() if load_exercise(e).get("tests_course_operator")]
+    if args.exercises:
+        exercises = [resolve_exercise(e) for e in args.exercises.split(",")]
+        refused = [e for e in exercises if e in needs_operator]
+        if refused:
+            say(f"gradescope-zip: {', '.join(refused)} grade(s) a harness or a profile against the course's own "
+                "operator, built from solutions/06_autograd, and the zip never carries solutions: grade "
+                f"{'them' if len(refused) > 1 else 'it'} with ./course batch instead")
+            return 2
+    else:
+        exercises = [e for e in exercise_ids() if e not in needs_operator]
+    out = Path(args.out) if args.out else BUILD / "gradescope" / "autograder.zip"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".zip.tmp")
+    count = 0
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        def add(path: Path, arc: str, mode: int | None = None):
+            nonlocal count
+            info = zipfile.ZipInfo(arc, date_time=(2020, 1, 1, 0, 0, 0))
+            st_mode = path.stat().st_mode if mode is None else mode
+            info.external_attr = (0o100000 | (st_mode & 0o777)) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, path.read_bytes())
+            count += 1
+        for rel in GRADESCOPE_FILES:
+            p = ROOT / rel
+            if not p.exists():
+                continue
+            files = [p] if p.is_file() else sorted(q for q in p.rglob("*") if q.is_file() and "__pycache__" not in q.parts
+                                                  and "planted" not in q.parts)
+            for f in files:
+                add(f, str(f.relative_to(ROOT)))
+        for ex in exercises:  # the exercises' metadata and stubs; never the solutions
+            for f in sorted((ROOT / "exercises" / ex).iterdir()):
+                if f.is_file():
+                    add(f, f"exercises/{ex}/{f.name}")
+        add(ROOT / "tools" / "gradescope" / "setup.sh", "setup.sh", 0o755)
+        add(ROOT / "tools" / "gradescope" / "run_autograder", "run_autograder", 0o755)
+        cfg = json.dumps({"exercises": exercises}, indent=2).encode()
+        info = zipfile.ZipInfo("gradescope.json", date_time=(2020, 1, 1, 0, 0, 0))
+        info.external_attr = 0o100644 << 16
+        z.writestr(info, cfg)
+        count += 1
+    tmp.replace(out)
+    say(f"wrote {out} ({count} files, exercises: {', '.join(exercises)}); upload it as the Gradescope autograder")
+    return 0
+
+
+def cmd_gradescope_run(args) -> int:
+    gs = Path(os.environ.get("GRADESCOPE_ROOT", "/autograder"))
+    sub, results = gs / "submission", gs / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    try:
+        exercises = json.loads((ROOT / "gradescope.json").read_text())["exercises"]
+    except (OSError, ValueError, KeyError):
+        exercises = exercise_ids()
+    judge_path()  # no judge: say so before grading anything
+    per_ex, rows = {}, {}
+    for ex in exercises:
+        meta = load_exercise(ex)
+        meta.setdefault("id", ex)
+        folder = find_sources(sub, meta)
+        out = results / "work" / ex
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        per_ex[ex] = out
+        if folder is None:
+            rows[ex] = {"max_score": total_points(meta), "missing": True}
+            say(f"{ex}: not submitted (none of the uploaded folders holds {', '.join(meta['sources'])})")
+            continue
+        r = run_judge(ex, folder, out, show="capture", timeout=args.timeout, color=False, course_root=ROOT,
+                      toolchain=BUILD / "toolchain.json")
+        sys.stdout.write(r.stdout[-20000:])
+        rows[ex] = {"max_score": total_points(meta), "error": f"judge exit {r.returncode}"}
+    merged = merge_results("submission", per_ex, rows)
+    if len(exercises) == 1:  # one assignment, one exercise: keep the judge's own test names
+        for t in merged["tests"]:
+            t["name"] = t["name"].split(" / ", 1)[-1]
+            t["number"] = t["number"].split(".", 1)[-1]
+    tmp = results / "results.json.tmp"
+    tmp.write_text(json.dumps(merged, indent=2))
+    tmp.replace(results / "results.json")
+    say(f"score {merged['score']:g}/{merged['extra_data']['max_score']:g}; wrote {results / 'results.json'}")
+    return 0

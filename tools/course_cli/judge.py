@@ -1,0 +1,170 @@
+"""The judge (build/judge, C++; `build/judge --help`): run_judge() is the one function that builds its command line
+and runs it. grade, watch, batch, gradescope-run, bench and the tables of `./course main` all go through it.
+
+build/toolchain.json (written by CMake) holds the settings the judge compiles a submission with, its compile flags
+among them ("cxx_flags", "cuda_flags"): the flags are declared once, in CMakeLists.txt, and read from there."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from .common import BUILD, die, say
+from .exercises import load_exercise
+
+
+def judge_path() -> Path:
+    j = Path(os.environ.get("COURSE_JUDGE", BUILD / "judge"))
+    if not j.is_file():
+        die(f"no judge at {j}: run ./course build first", 1)
+    return j
+
+
+def load_toolchain(path: Path | None = None) -> dict:
+    path = path or BUILD / "toolchain.json"
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        die(f"cannot read {path} ({e}): run ./course build first", 1)
+
+
+def compile_flags(tc: dict) -> list[str]:
+    """The judge's compile flags for a submission's .cpp file (Session::build in autograder/judge/grading.cpp), less
+    the precompiled header: toolchain.json's "cxx_flags", its definitions and its include folders."""
+    if "cxx_flags" not in tc:
+        die("toolchain.json has no \"cxx_flags\" (written by an older CMakeLists.txt): run ./course build", 1)
+    flags = list(tc["cxx_flags"]) + ["-D" + d for d in tc["definitions"]]
+    for inc in tc["include_dirs"]:
+        flags += ["-isystem", inc]
+    return flags
+
+
+def judge_argv(ex: str, submission: Path | str | None, out: Path | str | None = None, *, seed: int | None = None,
+               worker_timeout: float | None = None, color: bool = True, toolchain: Path | str | None = None,
+               course_root: Path | str | None = None, list_checks: bool = False, protections: bool = False,
+               doctest_args: Sequence[str] = ()) -> list[str]:
+    """The judge's command line. An option left at None is left to the judge's default (`build/judge --help`)."""
+    argv = [str(judge_path()), "--exercise", ex]
+    if submission is not None:
+        argv += ["--submission", str(submission)]
+    if out is not None:
+        argv += ["--out", str(out)]
+    if not color:
+        argv.append("--no-color")
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    if worker_timeout is not None:
+        argv += ["--worker-timeout", f"{worker_timeout:g}"]
+    if course_root is not None:
+        argv += ["--course-root", str(course_root)]
+    if toolchain is not None:
+        argv += ["--toolchain", str(toolchain)]
+    if list_checks:
+        argv.append("--list")
+    if protections:
+        argv.append("--protections")
+    if doctest_args:
+        argv += ["--", *doctest_args]
+    return argv
+
+
+@dataclass
+class JudgeRun:
+    returncode: int  # the judge's exit status: 0 every check that ran passed, 1 one failed, 2 a usage error;
+    #                  negative: killed by that signal; -1 with timed_out: stopped after the timeout
+    stdout: str = ""  # what it printed, when the output was captured ("progress": its stderr too)
+    stderr: str = ""
+    seconds: float = 0.0
+    timed_out: bool = False
+
+
+def phase_of(out_dir: Path, meta: dict) -> str:
+    """What a running judge is doing, read from its work folder."""
+    work = out_dir / "work"
+    runs = sorted(work.glob("run-*"), key=lambda p: p.stat().st_mtime) if work.is_dir() else []
+    if runs:
+        return f"running checks ({runs[-1].name.split('-', 2)[-1]})"
+    build = work / "build-default"
+    if (build / f"lib{meta.get('library', '')}.so").exists():
+        return "linked; starting the checks"
+    if build.is_dir():
+        sources = meta.get("sources", [])
+        done = [s for s in sources if (build / (s + ".o")).exists()]
+        if len(done) == len(sources) and sources:
+            return f"linking lib{meta.get('library', '')}.so"
+        current = next((s for s in sources if s not in done), "")
+        return f"compiling {current} ({len(done) + 1}/{len(sources)})"
+    return "starting"
+
+
+def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = None, *, show: str = "stream",
+              timeout: float | None = None, env: dict | None = None, **options) -> JudgeRun:
+    """Runs the judge on one submission folder; `options` are judge_argv's. `show` says what the user sees:
+
+    "stream"    the judge's own output, unchanged (its table, in colour on a terminal), as it prints it
+    "progress"  while it runs, one line saying what it is doing (compiling X, running checks ...), rewritten in
+                place on a terminal; then its output and how long it took (`out` is required: the line is read
+                from its work folder)
+    "capture"   nothing: its stdout and stderr come back in the JudgeRun
+
+    `timeout` (seconds) stops a judge that runs longer ("capture" and "stream"): returncode -1, timed_out."""
+    t0 = time.monotonic()
+    if show == "capture":
+        argv = judge_argv(ex, submission, out, **options)
+        try:
+            r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return JudgeRun(-1, seconds=time.monotonic() - t0, timed_out=True)
+        return JudgeRun(r.returncode, r.stdout, r.stderr, time.monotonic() - t0)
+    if show == "stream":
+        proc = subprocess.Popen(judge_argv(ex, submission, out, **options), env=env)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return JudgeRun(-1, seconds=time.monotonic() - t0, timed_out=True)
+        except KeyboardInterrupt:  # Ctrl-C reached the judge too: its status says how it ended
+            rc = proc.wait()
+        return JudgeRun(rc, seconds=time.monotonic() - t0)
+    if show != "progress":
+        raise ValueError(f"run_judge: show={show!r}")
+    if out is None:
+        raise ValueError("run_judge: show='progress' needs the out folder")
+    out = Path(out)
+    tty = sys.stdout.isatty()
+    if not tty:
+        options["color"] = False
+    meta = load_exercise(ex)
+    argv = judge_argv(ex, submission, out, **options)
+    if out.exists():
+        shutil.rmtree(out / "work", ignore_errors=True)  # the progress line reads the new run's work folder only
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    last = ""
+    while proc.poll() is None:
+        phase = phase_of(out, meta)
+        line = f"  {phase} ... {time.monotonic() - t0:4.0f} s"
+        if tty:
+            print("\r" + line.ljust(78), end="", flush=True)
+        elif phase != last:
+            say(line)
+        last = phase
+        time.sleep(0.5)
+    reader.join()
+    if tty:
+        print("\r" + " " * 78 + "\r", end="")
+    text = b"".join(chunks).decode(errors="replace")
+    sys.stdout.write(text)
+    seconds = time.monotonic() - t0
+    say(f"graded in {seconds:.1f} s")
+    return JudgeRun(proc.returncode, text, "", seconds)

@@ -1,0 +1,191 @@
+"""The command line of every command of the package (`./course help` lists them all, the bash ones too).
+
+Each command has a parser of its own, which takes its options anywhere on the line, before or after the positional
+arguments, as users expect (`./course grade 03_cpu --out DIR` and `./course grade --out DIR 03_cpu` are the same).
+`check-args CMD ARGS...` only parses: ./course runs it before the set-up and the build, so that a usage error or
+--help needs neither."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable
+
+from . import batch, bench, doctor, grade, gradescope, student
+
+# exit status of `check-args` after it printed a command's --help: ./course stops there, successfully
+HELP_SHOWN = 3
+
+
+def nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+nonnegative_int.__name__ = "non-negative integer"  # argparse names the type in its error message
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError(text)
+    return value
+
+
+positive_float.__name__ = "positive number"
+
+
+def p_grade(p: argparse.ArgumentParser) -> None:
+    p.description = ("Grades exercise EX: the judge builds the submission folder DIR (default: exercises/EX, your "
+                     "work), runs the exercise's checks and prints their table. Exit status: 0 only if every check "
+                     "that ran passed (a check that needs a GPU is SKIPPED on a machine without one: it neither "
+                     "passes nor fails), 1 if one failed, 2 on a usage error.")
+    p.epilog = ("Options may come before or after EX and DIR. Whatever follows `--` goes to the judge's doctest "
+                "unchanged. The judge itself: build/judge --help.")
+    p.add_argument("exercise", metavar="EX", help="the exercise: its id (02_schema), number (2) or name (schema)")
+    p.add_argument("submission", metavar="DIR", nargs="?", help="the folder to grade (default: exercises/EX)")
+    p.add_argument("--out", metavar="DIR", help="where table.txt, junit.xml, results.json and rows.json go "
+                   "(default: build/grades/EX, what `./course list` reads)")
+    p.add_argument("--seed", metavar="N", type=nonnegative_int,
+                   help="seed of the inputs the judge chooses (default: random, printed under the table)")
+    p.add_argument("--worker-timeout", metavar="S", type=positive_float,
+                   help="wall-clock limit of one worker run, in seconds (default: 120)")
+    p.add_argument("--no-color", action="store_true", help="a plain table even on a terminal")
+    p.add_argument("--list", action="store_true", help="list the exercise's checks (id, points, cpu/cuda, title) "
+                   "and exit")
+    p.add_argument("--toolchain", metavar="FILE", help="compiler settings written by CMake "
+                   "(default: build/toolchain.json)")
+    p.add_argument("--course-root", metavar="DIR", help="the course whose exercise.json says what to check "
+                   "(default: this checkout)")
+    p.add_argument("--protections", action="store_true", help="print (JSON) which sandbox protections this "
+                   "machine allows, and exit")
+
+
+def p_grade_solutions(p: argparse.ArgumentParser) -> None:
+    p.description = ("(./course main) Grades the reference solution of every exercise into "
+                     "build/grades/solutions/EX and prints the tables in exercise order; 1 if a check failed.")
+    p.add_argument("--jobs", "-j", metavar="N", type=int, default=1, help="grades at once (default: 1)")
+
+
+def p_hint(p: argparse.ArgumentParser) -> None:
+    p.add_argument("exercise")
+    p.add_argument("--all", action="store_true", help="show every hint")
+    p.add_argument("--reset", action="store_true", help="hide the hints again")
+
+
+def p_watch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("exercise")
+    p.add_argument("--dir", help="folder to watch and grade (default exercises/EX)")
+    p.add_argument("--out", help="where the grade goes (default build/grades/EX, what `list` reads)")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
+    p.add_argument("--no-initial", action="store_true", help="do not grade once at start")
+    p.add_argument("--once-after-change", action="store_true", help="grade once after the first change, then exit")
+    p.add_argument("--max-iterations", type=int, help="stop after this many grades")
+
+
+def p_reset(p: argparse.ArgumentParser) -> None:
+    p.add_argument("exercise")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+def p_batch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("submissions")
+    p.add_argument("--jobs", "-j", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    p.add_argument("--out", help="output folder (default SUBMISSIONS-grades beside it)")
+    p.add_argument("--exercises", help="comma-separated exercise ids (default: all)")
+    p.add_argument("--timeout", type=float, default=1200, help="seconds one grade may take (default 1200)")
+    p.add_argument("--summary", action="store_true", help="print the gradebook at the end")
+
+
+def p_gradescope_zip(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", help="zip to write (default build/gradescope/autograder.zip)")
+    p.add_argument("--exercises", help="comma-separated exercise ids graded by this assignment (default: all)")
+
+
+def p_gradescope_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=1200)
+
+
+def p_bench(p: argparse.ArgumentParser) -> None:
+    p.add_argument("exercise", nargs="?", default="02_schema")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--check", action="store_true", help="exit 1 when the target is not met")
+
+
+def p_none(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+# name: (what it does, its arguments, the function that runs it)
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "grade": ("grade an exercise (default: your work in exercises/EX)", p_grade, grade.cmd_grade),
+    "list": ("every exercise with your progress", p_none, student.cmd_list),
+    "hint": ("the next hint of an exercise (one more each call)", p_hint, student.cmd_hint),
+    "watch": ("regrade an exercise whenever one of its files is saved", p_watch, student.cmd_watch),
+    "reset": ("restore an exercise's original stub (your version is backed up)", p_reset, student.cmd_reset),
+    "doctor": ("check the toolchain; prints the fix for anything missing", p_none, doctor.cmd_doctor),
+    "snapshot-stubs": ("keep a pristine copy of every stub (setup runs it)", p_none, student.cmd_snapshot_stubs),
+    "batch": ("grade a folder of submissions (one folder per student)", p_batch, batch.cmd_batch),
+    "gradescope-zip": ("build the Gradescope autograder zip", p_gradescope_zip, gradescope.cmd_gradescope_zip),
+    "gradescope-run": ("(run_autograder) grade $GRADESCOPE_ROOT/submission", p_gradescope_run,
+                       gradescope.cmd_gradescope_run),
+    "bench": ("time a cold grade, a warm regrade after an edit, and a bare compile", p_bench, bench.cmd_bench),
+    "grade-solutions": ("(./course main) grade every reference solution", p_grade_solutions,
+                        grade.cmd_grade_solutions),
+}
+# commands whose arguments after `--` go, unchanged, to the judge (its doctest options)
+PASS_THROUGH = {"grade"}
+
+
+def parser_for(name: str) -> argparse.ArgumentParser:
+    what, add_arguments, fn = COMMANDS[name]
+    p = argparse.ArgumentParser(prog=f"./course {name}", description=what[:1].upper() + what[1:] + ".")
+    add_arguments(p)
+    p.set_defaults(fn=fn)
+    return p
+
+
+def parse(name: str, argv: list[str]) -> argparse.Namespace:
+    """The command's arguments; a usage error or --help ends the process (argparse's SystemExit)."""
+    p = parser_for(name)
+    rest: list[str] = []
+    if name in PASS_THROUGH and "--" in argv:
+        i = argv.index("--")
+        argv, rest = argv[:i], argv[i + 1:]
+    # intermixed: options anywhere, even between the positional arguments
+    args = p.parse_intermixed_args(argv)
+    if name in PASS_THROUGH:
+        args.doctest_args = rest
+    return args
+
+
+def overview() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: ./course COMMAND [ARGS...]   (./course help lists every command; ./course COMMAND --help its "
+             "options)", "", "commands run here (tools/course_cli):"]
+    lines += [f"  {name:<{width}}  {what}" for name, (what, _, _) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(overview())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name == "check-args":  # ./course: are these arguments right? (before the set-up and the build)
+        if not rest or rest[0] not in COMMANDS:
+            print(f"course: unknown command '{rest[0] if rest else ''}'", file=sys.stderr)
+            return 2
+        try:
+            parse(rest[0], rest[1:])
+        except SystemExit as e:
+            return HELP_SHOWN if e.code in (0, None) else int(e.code)
+        return 0
+    if name not in COMMANDS:
+        print(f"course: unknown command '{name}'\n{overview()}", file=sys.stderr)
+        return 2
+    args = parse(name, rest)
+    return args.fn(args)
