@@ -1,384 +1,249 @@
 // Chapters 3-6: course::mm16 on the CPU and on CUDA, its Meta kernel and its backward. The judge chooses every
-// input (float16-representable values from the run's seed), the worker runs the submission on them and returns raw
-// data, and every verdict is computed here: forward values against the judge's own float64 product, gradients
-// against finite differences of forward values the worker returned, fake metadata against the real output, error
-// behaviour from the worker's report and its exit status. opcheck, gradcheck and torch.compile run in the worker
-// for their standard messages, but a row passes only on evidence checked here.
+// input from the grade's seed (mm16_plan.cpp: ten shape classes, each called twice with new values, views, three
+// dtypes), the worker runs the submission on them and returns raw data, and every verdict is computed here: values
+// against the judge's own float64 product through the one comparator (judge/compare.hpp), gradients against finite
+// differences of forward values the worker returned, fake metadata against the real outputs, error behaviour from
+// the worker's report and its exit status. opcheck, gradcheck and torch.compile run in the worker for their
+// standard messages, but a row passes only on evidence checked here.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <random>
-#include <sstream>
+#include <set>
 
 #include "../judge/grading.hpp"
 #include "cuobjdump.hpp"
+#include "mm16_plan.hpp"
 
 using namespace judge;
+using namespace judge::mm16;
 
 namespace {
 
-// --- inputs the judge chooses ----------------------------------------------------------------------------------
-Tensor matrix(const std::string& dtype, std::vector<int64_t> shape, std::mt19937_64& rng) {
-  Tensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  t.values.resize(static_cast<std::size_t>(t.numel()));
-  for (auto& v : t.values) v = half_to_float(float_to_half(u(rng)));  // exactly representable in float16
-  return t;
+std::string lines(const std::vector<std::string>& items, std::size_t at_most = 8) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < at_most; ++i) out += "\n    " + items[i];
+  if (items.size() > at_most) out += "\n    ... and " + std::to_string(items.size() - at_most) + " more";
+  return out;
 }
 
-std::mt19937_64 rng_for(const std::string& tag) {
-  return std::mt19937_64(Session::get().cfg.seed ^ std::hash<std::string>{}(tag));
-}
-
-bool has_check(const std::string& id) { return Session::get().exercise.find_check(id) != nullptr; }
-
-// A logical M x K matrix stored row-major (after the judge resolved any view).
-struct Mat {
-  int64_t rows = 0, cols = 0;
-  std::vector<double> v;
-  double at(int64_t i, int64_t j) const { return v[static_cast<std::size_t>(i * cols + j)]; }
-};
-Mat as_mat(const Tensor& t) { return Mat{t.shape.at(0), t.shape.at(1), t.values}; }
-
-Mat product(const Mat& a, const Mat& b) {
-  Mat c{a.rows, b.cols, std::vector<double>(static_cast<std::size_t>(a.rows * b.cols), 0.0)};
-  for (int64_t i = 0; i < a.rows; ++i)
-    for (int64_t k = 0; k < a.cols; ++k)
-      for (int64_t j = 0; j < b.cols; ++j) c.v[static_cast<std::size_t>(i * c.cols + j)] += a.at(i, k) * b.at(k, j);
-  return c;
-}
-Mat transpose(const Mat& m) {
-  Mat t{m.cols, m.rows, std::vector<double>(m.v.size())};
-  for (int64_t i = 0; i < m.rows; ++i)
-    for (int64_t j = 0; j < m.cols; ++j) t.v[static_cast<std::size_t>(j * t.cols + i)] = m.at(i, j);
-  return t;
-}
-
-// The non-contiguous case: the worker passes a = at.t() and b = bw[:, ::2].
-Mat nc_a(const Tensor& at) { return transpose(as_mat(at)); }
-Mat nc_b(const Tensor& bw) {
-  Mat w = as_mat(bw), b{w.rows, w.cols / 2, {}};
-  for (int64_t k = 0; k < b.rows; ++k)
-    for (int64_t j = 0; j < b.cols; ++j) b.v.push_back(w.at(k, 2 * j));
-  return b;
-}
-
-// Shapes of the forward cases: non-square, and not multiples of 16 (edge tiles on CUDA).
-const std::map<std::string, Tensor>& cpu_inputs() {
-  static std::map<std::string, Tensor> in;
-  if (!in.empty()) return in;
-  auto rng = rng_for("mm16_cpu");
-  in["fwd0_a"] = matrix("F16", {37, 45}, rng);
-  in["fwd0_b"] = matrix("F16", {45, 29}, rng);
-  in["fwd1_a"] = matrix("F64", {23, 64}, rng);
-  in["fwd1_b"] = matrix("F64", {64, 11}, rng);
-  in["fwd2_a"] = matrix("F32", {5, 7}, rng);
-  in["fwd2_b"] = matrix("F32", {7, 3}, rng);
-  in["nc_at"] = matrix("F16", {45, 21}, rng);  // a = at.t(): 21 x 45, strides (1, 21)
-  in["nc_bw"] = matrix("F16", {45, 26}, rng);  // b = bw[:, ::2]: 45 x 13, strides (26, 2)
-  if (has_check("gradcheck.float64") || has_check("negative_control")) {
-    const int64_t M = 3, K = 4, N = 5;
-    in["ag_a"] = matrix("F64", {M, K}, rng);
-    in["ag_b"] = matrix("F64", {K, N}, rng);
-    in["ag_g"] = matrix("F64", {M, N}, rng);
-    // Central differences, one element of a or b at a time: pairs (+h, -h) for a's elements, then b's.
-    const double h = 1.0 / 16;
-    Tensor fa{"F64", {2 * (M * K + K * N), M, K}, {}}, fb{"F64", {2 * (M * K + K * N), K, N}, {}};
-    auto push = [&](int64_t which, int64_t idx, double sign) {
-      Tensor a = in["ag_a"], b = in["ag_b"];
-      (which == 0 ? a : b).values[static_cast<std::size_t>(idx)] += sign * h;
-      fa.values.insert(fa.values.end(), a.values.begin(), a.values.end());
-      fb.values.insert(fb.values.end(), b.values.begin(), b.values.end());
-    };
-    for (int64_t p = 0; p < M * K; ++p) { push(0, p, +1); push(0, p, -1); }
-    for (int64_t p = 0; p < K * N; ++p) { push(1, p, +1); push(1, p, -1); }
-    in["fd_a"] = fa;
-    in["fd_b"] = fb;
+std::string shapes_of(const std::vector<const Call*>& calls) {
+  std::set<std::string> seen;
+  std::string out;
+  for (auto* c : calls) {
+    std::string s = shape_text({c->M(), c->K()}) + "@" + shape_text({c->K(), c->N()});
+    if (seen.insert(s).second) out += (out.empty() ? "" : ", ") + s;
   }
-  if (has_check("opcheck.cpu")) {
-    in["oc0_a"] = matrix("F32", {4, 6}, rng);
-    in["oc0_b"] = matrix("F32", {6, 3}, rng);
-    in["oc1_a"] = matrix("F64", {5, 2}, rng);
-    in["oc1_b"] = matrix("F64", {2, 7}, rng);
-  }
-  return in;
+  return out;
 }
 
-const std::map<std::string, Tensor>& cuda_inputs() {
-  static std::map<std::string, Tensor> in;
-  if (!in.empty()) return in;
-  auto rng = rng_for("mm16_cuda");
-  in["cuda_fwd0_a"] = matrix("F16", {37, 45}, rng);
-  in["cuda_fwd0_b"] = matrix("F16", {45, 29}, rng);
-  in["cuda_fwd1_a"] = matrix("F16", {70, 130}, rng);
-  in["cuda_fwd1_b"] = matrix("F16", {130, 18}, rng);
-  in["cuda_nc_at"] = matrix("F16", {45, 21}, rng);
-  in["cuda_nc_bw"] = matrix("F16", {45, 26}, rng);
-  return in;
-}
-
-json cpu_args() {
-  return {{"fake", has_check("fake.meta")}, {"compile", has_check("compile.fullgraph")},
-          {"autograd", has_check("gradcheck.float64") || has_check("negative_control")},
-          {"opcheck", has_check("opcheck.cpu")}};
-}
-json cuda_args() { return {{"opcheck", has_check("opcheck.cuda")}}; }
-
-const GroupResult& cpu_group() { return Session::get().group("mm16_cpu", cpu_args(), cpu_inputs()); }
-const GroupResult& cuda_group() { return Session::get().group("mm16_cuda", cuda_args(), cuda_inputs()); }
-
-// --- reading the worker's report --------------------------------------------------------------------------------
-std::string shape_str(const json& shape) {
-  std::string s = "[";
-  if (shape.is_array())
-    for (std::size_t i = 0; i < shape.size(); ++i)
-      s += (i ? ", " : "") + (shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>()) : "?");
-  return s + "]";
-}
-std::string shape_str(const std::vector<int64_t>& shape) { return shape_str(json(shape)); }
-
-// "raised RuntimeError: message" for an entry that raised (first line of the message only, capped)
-std::string raised_str(const json& e) {
-  std::string msg = e.value("message", "");
-  auto nl = msg.find('\n');
-  if (nl != std::string::npos) msg = msg.substr(0, nl);
-  if (msg.size() > 300) msg = msg.substr(0, 300) + "...";
-  return "raised " + e.value("type", std::string("an exception")) + ": " + msg;
-}
-
-
-struct Compare {
-  bool ok = false;
-  std::string detail;  // where the largest error is, and how large
-};
-
-// |seen - ref| <= atol + rtol * |ref| elementwise; the shape first.
-Compare compare(const Tensor* seen, const Mat& ref, double atol, double rtol) {
-  Compare c;
-  if (!seen) {
-    c.detail = "no output tensor came back";
-    return c;
-  }
-  if (seen->shape != std::vector<int64_t>{ref.rows, ref.cols}) {
-    c.detail = "shape " + shape_str(seen->shape) + " instead of " + shape_str(std::vector<int64_t>{ref.rows, ref.cols});
-    return c;
-  }
-  double worst = -1, worst_excess = -1;
-  std::size_t at = 0, bad = 0;
-  for (std::size_t i = 0; i < ref.v.size(); ++i) {
-    double err = std::fabs(seen->values[i] - ref.v[i]);
-    if (std::isnan(seen->values[i])) err = INFINITY;
-    double excess = err - (atol + rtol * std::fabs(ref.v[i]));
-    if (excess > 0) ++bad;
-    if (excess > worst_excess) { worst_excess = excess; worst = err; at = i; }
-  }
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "largest error %.3g at [%zu, %zu] (got %.6g, reference %.6g); %zu of %zu elements outside atol=%.2g rtol=%.2g",
-                worst, at / static_cast<std::size_t>(ref.cols), at % static_cast<std::size_t>(ref.cols),
-                seen->values[at], ref.v[at], bad, ref.v.size(), atol, rtol);
-  c.detail = buf;
-  c.ok = bad == 0;
-  return c;
-}
-
-const Tensor* tensor_of(const GroupResult& g, const std::string& key) {
-  auto it = g.tensors.find(key);
-  return it == g.tensors.end() ? nullptr : &it->second;
-}
-
-// float16 inputs, float32 (or wider) accumulation: 1e-3, growing with sqrt(K) for long sums.
-double fp16_tol(int64_t K) { return 1e-3 * std::max(1.0, std::sqrt(static_cast<double>(K) / 16.0)); }
-
-// One forward case: the output's values against the judge's product. Returns "" when right, else what is wrong.
-std::string check_case(const GroupResult& g, const std::string& key, const Mat& ref, double tol, std::string* ok_note) {
-  const json& e = g.report[key];
-  if (!e.is_object()) return key + ": no result in the worker's report";
-  if (e.value("raised", false)) return key + ": " + raised_str(e);
-  Compare c = compare(tensor_of(g, key), ref, tol, tol);
-  if (!c.ok) return key + ": " + c.detail;
-  if (ok_note) *ok_note += (ok_note->empty() ? "" : "; ") + key + " " + shape_str(std::vector<int64_t>{ref.rows, ref.cols}) + " ok";
-  return "";
-}
-
-// Fails the row with the group's own failure when the worker did not answer.
-bool group_ok_or_fail(const GroupResult& g) {
+// Fails the row with the run's own failure when the worker did not answer; true when it did.
+bool answered(const GroupResult& g) {
   if (g.ok) return true;
   fail(g.failure, "the worker runs your operator on the judge's inputs and answers");
   return false;
 }
 
-// --- the contract -----------------------------------------------------------------------------------------------
-json contract_calls(const std::string& device) {
-  auto spec = [](const char* dtype, std::vector<int64_t> shape, bool cpu = false) {
-    json s = {{"dtype", dtype}, {"shape", shape}};
-    if (cpu) s["cpu"] = true;
-    return s;
-  };
-  json calls = json::array();
-  auto add = [&](const char* device, const char* label, json a, json b, bool valid = false) {
-    calls.push_back({{"device", device}, {"label", label}, {"a", a}, {"b", b}, {"valid", valid}});
-  };
-  add("cpu", "a is 1-D: mm16(a[6], b[6, 4])", spec("float32", {6}), spec("float32", {6, 4}));
-  add("cpu", "inner sizes differ: mm16(a[3, 5], b[4, 2])", spec("float32", {3, 5}), spec("float32", {4, 2}));
-  add("cpu", "dtypes differ: mm16(float16 a, float32 b)", spec("float16", {3, 4}), spec("float32", {4, 2}));
-  add("cpu", "integer inputs: mm16(int32 a, int32 b)", spec("int32", {3, 4}), spec("int32", {4, 2}));
-  add("cpu", "valid call: mm16(float32 a[3, 4], float32 b[4, 2])", spec("float32", {3, 4}), spec("float32", {4, 2}), true);
-  if (has_check("contract.cuda")) {
-    add("cuda", "devices differ: mm16(CUDA a, CPU b)", spec("float16", {3, 4}), spec("float16", {4, 2}, true));
-    add("cuda", "float32 on CUDA: mm16(float32 a, float32 b)", spec("float32", {3, 4}), spec("float32", {4, 2}));
-    add("cuda", "inner sizes differ on CUDA: mm16(a[3, 5], b[4, 2])", spec("float16", {3, 5}), spec("float16", {4, 2}));
-    add("cuda", "3-D input on CUDA: mm16(a[2, 3, 4], b[4, 2])", spec("float16", {2, 3, 4}), spec("float16", {4, 2}));
-    add("cuda", "valid call: mm16(float16 CUDA a[3, 4], b[4, 2])", spec("float16", {3, 4}), spec("float16", {4, 2}), true);
-  }
-  json mine = json::array();  // one worker per device: a CUDA call that hangs or crashes costs only the CUDA row
-  for (auto& c : calls)
-    if (c["device"] == device) mine.push_back(c);
-  return mine;
+// Why one call's output is wrong ("" when right): it raised, returned nothing, or differs from a @ b.
+std::string call_problem(const GroupResult& g, const Call& c) {
+  std::string why;
+  json o = answer(g, c.name, "call", &why);
+  if (o.is_null()) return c.text() + ": " + why;
+  if (o["raised"] == true) return c.text() + ": " + raised_text(o);
+  Comparison cmp = compare(tensor(g, c.name), c.expected(), c.tolerance());
+  return cmp.ok ? "" : c.text() + ": " + cmp.detail;
 }
 
+// A row over calls: every output right, or the wrong ones listed with the worst element of each.
+void products_row(const GroupResult& g, const std::vector<const Call*>& calls, const std::string& what,
+                  const std::string& expected) {
+  if (!answered(g)) return;
+  std::vector<std::string> problems;
+  std::set<std::string> raised;  // the distinct exceptions: a stub raises the same one for every call
+  for (auto* c : calls) {
+    std::string p = call_problem(g, *c), why;
+    json o = answer(g, c->name, "call", &why);
+    if (!o.is_null() && o["raised"] == true) raised.insert(raised_text(o));
+    if (!p.empty()) problems.push_back(p);
+  }
+  if (problems.empty())
+    return pass(std::to_string(calls.size()) + " " + what + " right: " + shapes_of(calls));
+  if (raised.size() == 1 && problems.size() == calls.size())
+    return fail("all " + std::to_string(calls.size()) + " " + what + " " + *raised.begin(), expected,
+                "every call (" + shapes_of(calls) + ") " + *raised.begin());
+  fail(std::to_string(problems.size()) + " of " + std::to_string(calls.size()) + " " + what + " wrong", expected,
+       lines(problems));
+}
+
+std::string tolerance_text() { return "within atol = rtol = 1e-3 * max(1, sqrt(K/16)) for float16 inputs (1e-5 float32, 1e-9 float64)"; }
+
+// --- the contract -----------------------------------------------------------------------------------------------
 void check_contract(const std::string& device) {
-  json calls = contract_calls(device);
-  const GroupResult& g = Session::get().group("mm16_contract", {{"calls", calls}});
-  if (!g.ok) {
+  const Plan& plan = contract_plan(device);
+  const GroupResult& g = run(plan);
+  if (!g.ok)
     return fail("the invalid calls did not leave the process running: " + g.failure,
                 "each invalid call raises an exception (TORCH_CHECK) that the caller catches, and the process goes on",
                 "the worker did not finish normally");
-  }
-  if (!g.report.value("survived", false)) return fail("the worker did not report that it survived the calls");
-  std::map<std::string, json> seen;
-  for (auto& c : g.report.value("calls", json::array()))
-    if (c.is_object() && c.contains("label") && c["label"].is_string()) seen[c["label"].get<std::string>()] = c;
+  if (g.report.value("survived", false) != true) return fail("the worker did not report that it survived the calls");
   std::vector<std::string> problems;
   int invalid = 0;
-  for (auto& c : calls) {
-    if (c["device"] != device) continue;
-    std::string label = c["label"].get<std::string>();
-    auto it = seen.find(label);
-    if (it == seen.end()) { problems.push_back(label + ": no result (missing)"); continue; }
-    const json& r = it->second;
-    bool raised = r.value("raised", false);
-    if (c["valid"].get<bool>()) {
-      if (raised) problems.push_back(label + ": " + raised_str(r) + " (an operator that always raises proves nothing)");
+  for (auto& p : plan.probes) {
+    std::string label = p["label"].get<std::string>(), why;
+    json o = answer(g, p["name"].get<std::string>(), "invalid", &why);
+    if (o.is_null()) { problems.push_back(label + ": " + why); continue; }
+    bool raised = o["raised"] == true;
+    if (p["valid"] == true) {
+      if (raised) problems.push_back(label + ": " + raised_text(o) + " (an operator that always raises proves nothing)");
       continue;
     }
     ++invalid;
-    if (!raised) {
-      std::string res = r.contains("result") && r["result"].is_object()
-                            ? "a " + r["result"].value("dtype", std::string("?")) + " tensor of shape " + shape_str(r["result"]["shape"])
-                            : "a value";
-      problems.push_back(label + ": returned " + res + " instead of raising");
-    } else if (r.value("message", "").empty()) {
-      problems.push_back(label + ": raised " + r.value("type", std::string("?")) + " with an empty message");
-    }
+    if (!raised)
+      problems.push_back(label + ": returned " + (o.contains("shape") ? "a " + o.value("dtype", std::string("?")) +
+                         " tensor of shape " + shape_text(o["shape"].get<std::vector<int64_t>>()) : std::string("a value")) +
+                         " instead of raising");
+    else if (o.value("message", std::string()).empty())
+      problems.push_back(label + ": raised " + o.value("type", std::string("?")) + " with an empty message");
   }
   if (problems.empty())
     return pass(std::to_string(invalid) + " invalid calls raised with a message, the valid call worked, the process survived");
-  std::string seen_text;
-  for (auto& p : problems) seen_text += "\n    " + p;
   fail(std::to_string(problems.size()) + " of the " + device + " contract calls went wrong",
        "every invalid call raises (RuntimeError from TORCH_CHECK) with a message saying what is wrong; the valid call returns",
-       seen_text);
+       lines(problems));
 }
 
-// --- finite differences (autograd) ------------------------------------------------------------------------------
+// --- views: the operands were laid out as the call says -----------------------------------------------------------
+std::vector<int64_t> view_strides(const Matrix& m, View v) {
+  switch (v) {
+    case View::Contiguous: return {m.cols, 1};
+    case View::Transposed: return {1, m.rows};
+    case View::ColumnSliced: return {2 * m.cols, 2};
+    case View::Offset: return {m.cols, 1};
+  }
+  return {};
+}
+
+// The layout the worker reported for the call's operands, against its views: evidence that they were not contiguous.
+std::string layout_problem(const GroupResult& g, const Call& c) {
+  std::string why;
+  json o = answer(g, c.name, "call", &why);
+  if (o.is_null()) return why;
+  if (!o.contains("operand_strides") || !o.contains("operand_offsets")) return c.name + ": the operands' layout was not reported";
+  auto sa = view_strides(c.a, c.view_a), sb = view_strides(c.b, c.view_b);
+  std::vector<int64_t> want{sa[0], sa[1], sb[0], sb[1]};
+  std::vector<int64_t> offsets{c.view_a == View::Offset ? c.K() : 0, c.view_b == View::Offset ? c.N() : 0};
+  if (o["operand_strides"].get<std::vector<int64_t>>() != want || o["operand_offsets"].get<std::vector<int64_t>>() != offsets)
+    return c.name + ": the operands reached the op as strides " + o["operand_strides"].dump() + ", offsets " +
+           o["operand_offsets"].dump() + ", not the views asked for";
+  return "";
+}
+
+void views_row(const GroupResult& g, const std::vector<const Call*>& calls) {
+  if (!answered(g)) return;
+  std::vector<std::string> problems;
+  for (auto* c : calls) {
+    std::string p = layout_problem(g, *c);
+    if (p.empty()) p = call_problem(g, *c);
+    if (!p.empty()) problems.push_back(p);
+  }
+  if (problems.empty())
+    return pass(std::to_string(calls.size()) + " products of transposed, sliced and offset views right: " + shapes_of(calls));
+  fail("wrong products for non-contiguous inputs (contiguous ones are checked by the forward row)",
+       "a @ b for transposed operands (strides (1, rows)), every other column of a wider tensor (strides (2 * cols, 2)) "
+       "and views with a storage offset, " + tolerance_text(),
+       lines(problems));
+}
+
+// --- autograd -----------------------------------------------------------------------------------------------------
+// <g, (f(x + h e_i) - f(x - h e_i)) / 2h> for every element of a and b: the gradient the submission's own forward
+// implies, from forward values it returned at the judge's perturbed inputs.
 struct FiniteDiff {
   bool ok = false;
   std::string why;
-  Mat grad_a, grad_b;  // <g, dC> / (2h) for each element of a and b
+  Expected grad_a, grad_b;
 };
 
-FiniteDiff finite_differences(const GroupResult& g) {
+FiniteDiff finite_differences(const GroupResult& g, const Plan& plan, const Call& c) {
   FiniteDiff fd;
-  const auto& in = cpu_inputs();
-  const Tensor& A = in.at("ag_a");
-  const Tensor& B = in.at("ag_b");
-  const Tensor& G = in.at("ag_g");
-  const int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
-  const Tensor* out = tensor_of(g, "fd_out");
-  if (!out) {
-    fd.why = g.report.contains("fd") && g.report["fd"].value("raised", false)
-                 ? "the forward calls for the finite differences " + raised_str(g.report["fd"])
-                 : "no forward values came back for the finite differences";
+  std::string why;
+  json o = answer(g, "fd." + c.name, "fd", &why);
+  if (o.is_null()) { fd.why = why; return fd; }
+  if (o["raised"] == true) { fd.why = "the forward calls at the perturbed inputs " + raised_text(o); return fd; }
+  const Tensor* out = tensor(g, "fd." + c.name);
+  const int64_t M = c.M(), K = c.K(), N = c.N(), P = 2 * (M * K + K * N);
+  if (!out || out->shape != std::vector<int64_t>{P, M, N}) {
+    fd.why = "the forward values at the perturbed inputs have shape " + (out ? shape_text(out->shape) : "(none)") +
+             ", expected " + shape_text({P, M, N});
     return fd;
   }
-  const int64_t P = 2 * (M * K + K * N);
-  if (out->shape != std::vector<int64_t>{P, M, N}) {
-    fd.why = "the forward values for the finite differences have shape " + shape_str(out->shape) + ", expected " +
-             shape_str(std::vector<int64_t>{P, M, N});
-    return fd;
-  }
+  const Tensor& G = plan.inputs.at(c.name + ".g");
   const double h = 1.0 / 16;
   std::vector<double> d(static_cast<std::size_t>(P / 2));
   for (int64_t p = 0; p < P / 2; ++p) {
     double s = 0;
     for (int64_t e = 0; e < M * N; ++e)
-      s += G.values[static_cast<std::size_t>(e)] *
-           (out->values[static_cast<std::size_t>((2 * p) * M * N + e)] - out->values[static_cast<std::size_t>((2 * p + 1) * M * N + e)]);
+      s += G.values[static_cast<std::size_t>(e)] * (out->values[static_cast<std::size_t>(2 * p * M * N + e)] -
+                                                    out->values[static_cast<std::size_t>((2 * p + 1) * M * N + e)]);
     d[static_cast<std::size_t>(p)] = s / (2 * h);
   }
-  fd.grad_a = Mat{M, K, std::vector<double>(d.begin(), d.begin() + M * K)};
-  fd.grad_b = Mat{K, N, std::vector<double>(d.begin() + M * K, d.end())};
+  fd.grad_a = Expected{{M, K}, std::vector<double>(d.begin(), d.begin() + M * K), "", ""};
+  fd.grad_b = Expected{{K, N}, std::vector<double>(d.begin() + M * K, d.end()), "", ""};
   fd.ok = true;
   return fd;
 }
 
-// Compares gradients the worker returned (grad_a_key, grad_b_key) with the finite differences.
-// Returns "" when both match.
-std::string compare_grads(const GroupResult& g, const FiniteDiff& fd, const std::string& ka, const std::string& kb) {
+// The exact gradients for the upstream gradient g: g @ b^T and a^T @ g, computed by the judge in float64.
+std::pair<Expected, Expected> exact_gradients(const Plan& plan, const Call& c) {
+  const Tensor& G = plan.inputs.at(c.name + ".g");
+  Matrix g{c.M(), c.N(), G.values};
+  Matrix ga = product(g, transpose(c.b)), gb = product(transpose(c.a), g);
+  return {Expected{{ga.rows, ga.cols}, ga.v, "", ""}, Expected{{gb.rows, gb.cols}, gb.v, "", ""}};
+}
+
+constexpr Tolerance kGradTol{1e-6, 1e-6};
+
+std::string grads_problem(const GroupResult& g, const std::string& key, const Expected& ea, const Expected& eb) {
+  Comparison a = compare(tensor(g, key + ".grad_a"), ea, kGradTol), b = compare(tensor(g, key + ".grad_b"), eb, kGradTol);
   std::string out;
-  Compare ca = compare(tensor_of(g, ka), fd.grad_a, 1e-6, 1e-6);
-  Compare cb = compare(tensor_of(g, kb), fd.grad_b, 1e-6, 1e-6);
-  if (!ca.ok) out += "grad_a: " + ca.detail;
-  if (!cb.ok) out += std::string(out.empty() ? "" : "; ") + "grad_b: " + cb.detail;
+  if (!a.ok) out += "grad_a: " + a.detail;
+  if (!b.ok) out += std::string(out.empty() ? "" : "; ") + "grad_b: " + b.detail;
   return out;
 }
 
-std::string opcheck_problems(const GroupResult& g, const std::string& key,
-                             const std::vector<std::pair<std::string, std::string>>& samples, bool cuda) {
-  if (!g.report.contains(key) || !g.report[key].is_array() || g.report[key].size() != samples.size())
-    return "no opcheck results came back (a missing result is a failure)";
-  const auto& in = cuda ? cuda_inputs() : cpu_inputs();
-  std::string problems;
-  auto add = [&](const std::string& s) { problems += (problems.empty() ? "" : "\n    ") + s; };
-  const std::vector<std::string> tests{"test_schema", "test_autograd_registration", "test_faketensor",
-                                       "test_aot_dispatch_dynamic"};
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const json& e = g.report[key][i];
-    std::string name = "sample " + std::to_string(i) + " (" + e.value("dtype", std::string("?")) + ")";
-    if (!e.is_object()) { add(name + ": no result"); continue; }
-    auto rg = e.value("requires_grad", json::array());
-    if (rg != json::array({true, true})) add(name + ": the sample did not require grad (the judge asked it to)");
-    if (e.contains("error")) { add(name + ": opcheck " + raised_str(e["error"])); continue; }
-    const json results = e.value("results", json::object());
-    for (auto& t : tests) {
-      if (!results.contains(t)) add(name + ": " + t + " did not run");
+std::string opcheck_problems(const GroupResult& g, const Plan& plan, const std::vector<std::string>& of) {
+  static const char* tests[] = {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"};
+  std::vector<std::string> problems;
+  for (auto& name : of) {
+    const Call& c = plan.call(name);
+    std::string why, where = c.text();
+    json o = answer(g, "opcheck." + name, "opcheck", &why);
+    if (o.is_null()) { problems.push_back(where + ": " + why); continue; }
+    if (o.value("requires_grad", json()) != json::array({true, true}))
+      problems.push_back(where + ": the sample did not require grad (the judge asked it to)");
+    if (o["raised"] == true) { problems.push_back(where + ": opcheck " + raised_text(o)); continue; }
+    const json results = o.value("results", json::object());
+    for (const char* t : tests) {
+      if (!results.contains(t)) problems.push_back(where + ": " + t + " did not run");
       else if (results[t] != "SUCCESS") {
         std::string msg = results[t].is_string() ? results[t].get<std::string>() : results[t].dump();
         auto nl = msg.find('\n');
         if (nl != std::string::npos && nl < 400) msg = msg.substr(0, nl);
         if (msg.size() > 400) msg = msg.substr(0, 400) + "...";
-        add(name + ": " + t + " failed: " + msg);
+        problems.push_back(where + ": " + t + " failed: " + msg);
       }
     }
     // numbers: opcheck compares the op with itself, never with the right answer; the judge does that
-    const Tensor& a = in.at(samples[i].first);
-    const Tensor& b = in.at(samples[i].second);
-    Mat ref = product(as_mat(a), as_mat(b));
-    double tol = a.dtype == "F64" ? 1e-9 : a.dtype == "F32" ? 1e-5 : fp16_tol(a.shape[1]);
-    Compare c = compare(tensor_of(g, key + "_out" + std::to_string(i)), ref, tol, tol);
-    if (!c.ok) add(name + ": the op's output on the sample is wrong: " + c.detail);
+    Comparison cmp = compare(tensor(g, "opcheck." + name), c.expected(), c.tolerance());
+    if (!cmp.ok) problems.push_back(where + ": the op's output on the sample is wrong: " + cmp.detail);
   }
-  return problems;
+  return lines(problems, 12);
 }
 
 std::string describe_meta(const json& m) {
   if (!m.is_object()) return "(nothing)";
-  return "shape " + shape_str(m.value("shape", json::array())) + ", dtype " + m.value("dtype", std::string("?")) +
-         ", strides " + shape_str(m.value("strides", json::array())) + ", device " + m.value("device", std::string("?"));
+  auto ints = [&](const char* k) { return m.contains(k) && m[k].is_array() ? m[k].dump() : std::string("?"); };
+  return "shape " + ints("shape") + ", dtype " + m.value("dtype", std::string("?")) + ", strides " + ints("strides") +
+         ", device " + m.value("device", std::string("?"));
 }
 
 // cuobjdump's listing of a built library
@@ -391,6 +256,8 @@ Listing cuobjdump(const fs::path& lib, const std::vector<std::string>& flags) {
   return Listing{c.ok, c.text, c.why};
 }
 
+std::vector<const Call*> forward_calls(const Plan& p) { return p.with_role(Role::Forward); }
+
 }  // namespace
 
 TEST_SUITE("mm16") {
@@ -402,49 +269,31 @@ TEST_SUITE("mm16") {
   }
 
   TEST_CASE("forward.cpu") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
-    const auto& in = cpu_inputs();
-    std::string note, problems;
-    for (auto [key, tol] : {std::pair<std::string, double>{"fwd0", fp16_tol(45)}, {"fwd1", 1e-9}}) {
-      Mat ref = product(as_mat(in.at(key + "_a")), as_mat(in.at(key + "_b")));
-      std::string p = check_case(g, key, ref, tol, &note);
-      if (!p.empty()) problems += (problems.empty() ? "" : "\n    ") + p;
-    }
-    if (problems.empty()) return pass(note + " (float16 37x45 @ 45x29 and float64 23x64 @ 64x11 vs float64 products)");
-    fail("the CPU output does not match the judge's float64 product",
-         "fwd0 = float16 [37, 45] @ [45, 29] and fwd1 = float64 [23, 64] @ [64, 11] match a @ b computed in float64",
-         "\n    " + problems);
+    const Plan& p = cpu_plan();
+    products_row(run(p), forward_calls(p), "CPU products",
+                 "each output matches a @ b computed by the judge in float64, " + tolerance_text() +
+                     "; every shape class twice, with new values in the same tensors the second time");
   }
 
   TEST_CASE("noncontig.cpu") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
-    const auto& in = cpu_inputs();
-    const json& ni = g.report.value("nc_inputs", json::object());
-    if (ni.value("a_contiguous", true) || ni.value("b_contiguous", true))
-      return fail("the worker did not pass non-contiguous inputs (no evidence)");
-    Mat ref = product(nc_a(in.at("nc_at")), nc_b(in.at("nc_bw")));
-    std::string note;
-    std::string p = check_case(g, "nc", ref, fp16_tol(45), &note);
-    if (p.empty()) return pass("a = at.t() (strides (1, 21)) and b = bw[:, ::2] (strides (26, 2)): right product");
-    fail("wrong product for non-contiguous inputs (contiguous ones are checked by forward.cpu)",
-         "a = at.t() with strides " + shape_str(ni.value("a", json::object()).value("strides", json::array())) +
-             " and b = bw[:, ::2] with strides " + shape_str(ni.value("b", json::object()).value("strides", json::array())) +
-             " give a @ b",
-         p);
+    const Plan& p = cpu_plan();
+    views_row(run(p), p.with_role(Role::View));
   }
 
   TEST_CASE("dtype.cpu") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
     std::string problems, seen;
-    for (auto [key, in_dt, want] : {std::tuple<const char*, const char*, const char*>{"fwd0", "float16", "float32"},
-                                    {"fwd2", "float32", "float32"}, {"fwd1", "float64", "float64"}}) {
-      const json& e = g.report.value(key, json::object());
-      std::string got = e.value("raised", false) ? "an exception (see forward.cpu)" : e.value("dtype", std::string("(no result)"));
-      seen += std::string(seen.empty() ? "" : ", ") + in_dt + " -> " + got;
-      if (got != want) problems += std::string(problems.empty() ? "" : ", ") + in_dt + " inputs gave " + got;
+    for (auto [name, want] : {std::pair<const char*, const char*>{"cpu.f16.0.0", "float32"}, {"cpu.f32.0", "float32"},
+                              {"cpu.f64.0", "float64"}}) {
+      const Call& c = p.call(name);
+      std::string why;
+      json o = answer(g, name, "call", &why);
+      std::string got = o.is_null() ? why : o["raised"] == true ? "an exception (see forward.cpu)"
+                                                               : o.value("dtype", std::string("(no dtype)"));
+      seen += std::string(seen.empty() ? "" : ", ") + torch_dtype(c.dtype) + " -> " + got;
+      if (got != want) problems += std::string(problems.empty() ? "" : ", ") + torch_dtype(c.dtype) + " inputs gave " + got;
     }
     if (problems.empty()) return pass(seen);
     fail("the output dtype is wrong: " + problems, "float16 -> float32, float32 -> float32, float64 -> float64", seen);
@@ -456,7 +305,7 @@ TEST_SUITE("mm16") {
       if (!op.is_object() || op.value("name", "") != "course::mm16" || op.value("overload", "x") != "") continue;
       auto kernels = op.value("kernels", json::array());
       std::string ks;
-      for (auto& k : kernels) ks += (ks.empty() ? "" : ", ") + k.get<std::string>();
+      for (auto& k : kernels) ks += (ks.empty() ? "" : ", ") + (k.is_string() ? k.get<std::string>() : k.dump());
       if (std::find(kernels.begin(), kernels.end(), "CUDA") != kernels.end())
         return pass("course::mm16 has kernels for " + ks);
       return fail("course::mm16 has no kernel for the CUDA dispatch key", "kernels for CPU and CUDA",
@@ -491,200 +340,252 @@ TEST_SUITE("mm16") {
   }
 
   TEST_CASE("fake.meta") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
-    std::string problems, note;
-    auto add = [&](const std::string& s) { problems += (problems.empty() ? "" : "\n    ") + s; };
-    for (std::string key : {"fwd0", "fwd1"}) {
-      const json& real = g.report.value(key, json::object());
-      if (!real.is_object() || real.value("raised", true)) { add(key + ": the real CPU call gave no output to compare with"); continue; }
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> problems;
+    std::string seen;
+    for (const char* of : {"cpu.f16.0.0", "cpu.f32.0", "cpu.f64.0", "cpu.view.t_s.0", "cpu.view.o_t.0"}) {
+      const Call& c = p.call(of);
+      std::string why;
+      json real = answer(g, of, "call", &why);
+      if (real.is_null() || real["raised"] == true) {
+        problems.push_back(c.text() + ": the real CPU call gave no output to compare with");
+        continue;
+      }
       for (std::string mode : {"fake", "meta"}) {
-        const json& f = g.report.value(mode + "_" + key, json::object());
         std::string what = mode == "fake" ? "FakeTensorMode" : "meta-device tensors";
-        if (!f.is_object() || f.empty()) { add(key + " under " + what + ": no result (missing)"); continue; }
-        if (f.value("raised", false)) { add(key + " under " + what + ": " + raised_str(f)); continue; }
+        json f = answer(g, mode + "." + of, mode, &why);
+        if (f.is_null()) { problems.push_back(c.text() + " under " + what + ": " + why); continue; }
+        if (f["raised"] == true) { problems.push_back(c.text() + " under " + what + ": " + raised_text(f)); continue; }
         std::string want_device = mode == "meta" ? "meta" : real.value("device", std::string("?"));
         bool same = f.value("shape", json()) == real.value("shape", json()) && f.value("dtype", json()) == real.value("dtype", json()) &&
                     f.value("strides", json()) == real.value("strides", json()) && f.value("device", std::string()) == want_device;
         if (!same) {
           json want = real;
           want["device"] = want_device;
-          add(key + " under " + what + ": " + describe_meta(f) + ", but the real output has " + describe_meta(want));
+          problems.push_back(c.text() + " under " + what + ": " + describe_meta(f) + ", but the real output has " +
+                             describe_meta(want));
         }
       }
-      if (problems.empty()) note = describe_meta(real);
+      seen += std::string(seen.empty() ? "" : "; ") + torch_dtype(c.dtype) + " " + shape_text(real["shape"].get<std::vector<int64_t>>());
     }
-    if (problems.empty()) return pass("FakeTensorMode and meta tensors agree with the real output (" + note + ", ...)");
+    if (problems.empty())
+      return pass("FakeTensorMode and meta tensors agree with the real output for each input dtype and through views (" + seen + ")");
     fail("the fake (Meta) output's metadata does not match the real output's",
-         "the same shape, dtype and strides as the real output; device meta for meta inputs", "\n    " + problems);
+         "the same shape, dtype and strides as the real output, for every input dtype; device meta for meta inputs",
+         lines(problems));
   }
 
   TEST_CASE("compile.fullgraph") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
-    const json& e = g.report.value("compiled", json::object());
-    if (!e.is_object() || e.empty()) return fail("torch.compile gave no result (missing)");
-    if (e.value("raised", false))
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::string why;
+    json e = answer(g, "compiled", "compile", &why);
+    if (e.is_null()) return fail("torch.compile gave no result: " + why);
+    if (e["raised"] == true)
       return fail("torch.compile(f, fullgraph=True) failed on f(a, b) = course.mm16(a, b) * 2",
-                  "the whole function compiles into one graph and runs", raised_str(e));
-    const auto& in = cpu_inputs();
-    Mat ref = product(as_mat(in.at("fwd0_a")), as_mat(in.at("fwd0_b")));
-    for (auto& v : ref.v) v *= 2;
-    Compare c = compare(tensor_of(g, "compiled"), ref, 2 * fp16_tol(45), fp16_tol(45));
-    if (c.ok) return pass("torch.compile(fullgraph=True, backend=aot_eager): one graph, right values");
-    fail("the compiled function's output is wrong", "2 * (a @ b) for float16 a [37, 45], b [45, 29]", c.detail);
+                  "the whole function compiles into one graph and runs", raised_text(e));
+    std::vector<std::string> problems;
+    std::vector<const Call*> used;
+    int i = 0;
+    for (const char* of : {"cpu.f16.0.0", "cpu.f16.2.0"}) {
+      const Call& c = p.call(of);
+      used.push_back(&c);
+      Expected want = c.expected();
+      for (auto& v : want.values) v *= 2;
+      Tolerance tol = c.tolerance();
+      Comparison cmp = compare(tensor(g, "compiled." + std::to_string(i++)), want, {2 * tol.atol, tol.rtol});
+      if (!cmp.ok) problems.push_back("2 * (" + c.text() + "): " + cmp.detail);
+    }
+    if (problems.empty())
+      return pass("torch.compile(fullgraph=True, backend=aot_eager): one graph, right values for " + shapes_of(used));
+    fail("the compiled function's output is wrong", "2 * (a @ b)", lines(problems));
   }
 
   TEST_CASE("opcheck.cpu") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
-    std::string p = opcheck_problems(g, "opcheck", {{"oc0_a", "oc0_b"}, {"oc1_a", "oc1_b"}}, false);
-    if (p.empty()) return pass("4 opcheck tests x 2 samples (float32, float64; requires_grad) SUCCESS; outputs right");
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> of{"opcheck.f32.square", "opcheck.f64.nonsquare", "opcheck.f64.view"};
+    std::string problems = opcheck_problems(g, p, of);
+    if (problems.empty())
+      return pass("4 opcheck tests x 3 samples (float32 square, float64 non-square, float64 through a transposed view; "
+                  "requires_grad) SUCCESS; outputs right");
     fail("torch.library.opcheck failed on CPU samples that require grad",
-         "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS",
-         "\n    " + p);
+         "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS", problems);
   }
 
   TEST_CASE("gradcheck.float64") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
     std::vector<std::string> problems;
-    const json& gc = g.report.value("gradcheck", json::object());
-    if (!gc.is_object() || gc.empty()) problems.push_back("gradcheck: no result (missing)");
-    else if (gc.value("raised", false)) problems.push_back("gradcheck " + raised_str(gc));
-    else if (!gc.value("returned", false)) problems.push_back("gradcheck returned False");
-    const json& ag = g.report.value("ag_grad", json::object());
-    FiniteDiff fd = finite_differences(g);
-    if (!ag.is_object() || ag.empty()) problems.push_back("backward: no result (missing)");
-    else if (ag.value("raised", false)) problems.push_back("backward with the judge's upstream gradient " + raised_str(ag));
-    else if (ag.value("grad_a", json()).is_null() || ag.value("grad_b", json()).is_null())
-      problems.push_back(std::string("backward: no gradient reached ") +
-                         (ag.value("grad_a", json()).is_null() ? "a" : "b") +
-                         " (torch.autograd.grad returned None: is an Autograd kernel registered for course::mm16?)");
-    else if (!fd.ok) problems.push_back("finite differences: " + fd.why);
-    else {
-      std::string d = compare_grads(g, fd, "ag_grad_a", "ag_grad_b");
-      if (!d.empty()) problems.push_back("gradients vs the judge's finite differences: " + d);
+    std::string shapes;
+    for (const Call* c : p.with_role(Role::Autograd)) {
+      std::string why, where = c->text();
+      shapes += (shapes.empty() ? "" : ", ") + shape_text({c->M(), c->K()}) + "@" + shape_text({c->K(), c->N()});
+      json gc = answer(g, "gradcheck." + c->name, "gradcheck", &why);
+      if (gc.is_null()) problems.push_back(where + ": gradcheck: " + why);
+      else if (gc["raised"] == true) problems.push_back(where + ": gradcheck " + raised_text(gc));
+      else if (gc.value("returned", false) != true) problems.push_back(where + ": gradcheck returned False");
+      json gr = answer(g, "grad." + c->name, "grad", &why);
+      if (gr.is_null()) { problems.push_back(where + ": backward: " + why); continue; }
+      if (gr["raised"] == true) { problems.push_back(where + ": backward with the judge's upstream gradient " + raised_text(gr)); continue; }
+      if (gr.value("grad_a", false) != true || gr.value("grad_b", false) != true) {
+        problems.push_back(where + ": no gradient reached " + (gr.value("grad_a", false) != true ? "a" : "b") +
+                           " (torch.autograd.grad returned None: is an Autograd kernel registered for course::mm16?)");
+        continue;
+      }
+      FiniteDiff fd = finite_differences(g, p, *c);
+      if (!fd.ok) { problems.push_back(where + ": finite differences: " + fd.why); continue; }
+      std::string d = grads_problem(g, "grad." + c->name, fd.grad_a, fd.grad_b);
+      if (!d.empty()) problems.push_back(where + ": gradients vs the judge's finite differences: " + d);
     }
     if (problems.empty())
-      return pass("gradcheck(float64) passed; grad_a [3, 4] and grad_b [4, 5] match the judge's central differences");
-    std::string seen;
-    for (auto& p : problems) seen += "\n    " + p;
+      return pass("gradcheck(float64) passed and the gradients match the judge's central differences for " + shapes);
     fail("the backward of course::mm16 is wrong or missing",
-         "gradcheck passes, and for the judge's upstream gradient g: grad_a = g @ b^T [3, 4], grad_b = a^T @ g [4, 5]",
-         seen);
+         "gradcheck passes, and for the judge's upstream gradient g: grad_a = g @ b^T (a's shape), grad_b = a^T @ g (b's shape)",
+         lines(problems));
   }
 
   TEST_CASE("negative_control") {
-    const GroupResult& g = cpu_group();
-    if (!group_ok_or_fail(g)) return;
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    const Call& c = p.call("ag.nonsquare");
+    // The control is only as good as the forward it wraps: a wrong or non-finite forward makes its verdict unreliable,
+    // and that is the submission's fault, said so.
+    std::string forward = call_problem(g, c);
     std::vector<std::string> problems;
-    const json& gc = g.report.value("negative_gradcheck", json::object());
-    if (!gc.is_object() || gc.empty()) problems.push_back("gradcheck of the 2x backward: no result (missing)");
-    else if (!gc.value("gradcheck_error", false))
+    std::string why;
+    json gc = answer(g, "negative.ag.nonsquare", "negative_control", &why);
+    if (gc.is_null()) problems.push_back("gradcheck of the 2x backward: " + why);
+    else if (gc.value("gradcheck_error", false) != true)
       problems.push_back("gradcheck of the 2x backward did not raise GradcheckError (" +
-                         (gc.value("raised", false) ? raised_str(gc) : std::string("it passed")) + ")");
-    FiniteDiff fd = finite_differences(g);
-    if (!fd.ok) problems.push_back("the judge's finite differences: " + fd.why);
-    else if (!tensor_of(g, "neg_grad_a") || !tensor_of(g, "neg_grad_b"))
+                         (gc["raised"] == true ? raised_text(gc) : std::string("it passed")) + ")");
+    // the judge's own verdict on the 2x gradients, against the exact ones (independent of the submission's forward)
+    auto [ea, eb] = exact_gradients(p, c);
+    if (!tensor(g, "negative.ag.nonsquare.grad_a") || !tensor(g, "negative.ag.nonsquare.grad_b"))
       problems.push_back("the 2x backward's gradients did not come back");
-    else if (compare_grads(g, fd, "neg_grad_a", "neg_grad_b").empty())
-      problems.push_back("the judge's finite differences did not reject the 2x gradients");
+    else if (grads_problem(g, "negative.ag.nonsquare", ea, eb).empty())
+      problems.push_back("the 2x backward's gradients equal the exact ones: the wrapped forward is not a @ b");
     if (problems.empty())
-      return pass("a 2x backward around your forward: GradcheckError raised, and rejected by the judge's finite differences");
-    std::string seen;
-    for (auto& p : problems) seen += "\n    " + p;
-    fail("the wrong-backward control was not caught", "GradcheckError, and a mismatch with the finite differences", seen);
+      return pass("a 2x backward around your forward (" + c.text() + "): GradcheckError raised, and the judge rejects its gradients");
+    if (!forward.empty())
+      return fail("the wrong-backward control is unreliable because your forward is wrong on its inputs (see forward.cpu): " +
+                      forward,
+                  "GradcheckError for a 2x backward wrapped around a correct forward", lines(problems));
+    fail("the wrong-backward control was not caught", "GradcheckError, and gradients the judge rejects", lines(problems));
   }
 
   // --- CUDA rows ------------------------------------------------------------------------------------------------
   TEST_CASE("forward.cuda") {
     if (skip_without_cuda()) return;
-    const GroupResult& g = cuda_group();
-    if (!group_ok_or_fail(g)) return;
-    const auto& in = cuda_inputs();
-    std::string note, problems;
-    for (std::string key : {"cuda_fwd0", "cuda_fwd1"}) {
-      const Tensor& a = in.at(key + "_a");
-      Mat ref = product(as_mat(a), as_mat(in.at(key + "_b")));
-      std::string p = check_case(g, key, ref, fp16_tol(a.shape[1]), &note);
-      if (!p.empty()) problems += (problems.empty() ? "" : "\n    ") + p;
-    }
-    if (problems.empty()) return pass(note + " (float16 37x45 @ 45x29 and 70x130 @ 130x18: edge tiles)");
-    fail("the CUDA output does not match the judge's float64 product",
-         "float16 [37, 45] @ [45, 29] and [70, 130] @ [130, 18] (sizes not multiples of 16) within atol=rtol=1e-3*max(1, sqrt(K/16))",
-         "\n    " + problems);
+    const Plan& p = cuda_plan();
+    products_row(run(p), forward_calls(p), "CUDA products",
+                 "each output matches a @ b computed by the judge in float64, " + tolerance_text() +
+                     "; every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K) twice");
   }
 
   TEST_CASE("noncontig.cuda") {
     if (skip_without_cuda()) return;
-    const GroupResult& g = cuda_group();
-    if (!group_ok_or_fail(g)) return;
-    const auto& in = cuda_inputs();
-    Mat ref = product(nc_a(in.at("cuda_nc_at")), nc_b(in.at("cuda_nc_bw")));
-    std::string p = check_case(g, "cuda_nc", ref, fp16_tol(45), nullptr);
-    if (p.empty()) return pass("a = at.t() and b = bw[:, ::2] on CUDA: right product");
-    fail("wrong product for non-contiguous CUDA inputs", "a = at.t() (strides (1, 21)), b = bw[:, ::2] (strides (26, 2)) give a @ b", p);
+    const Plan& p = cuda_plan();
+    views_row(run(p), p.with_role(Role::View));
   }
 
   TEST_CASE("device.cuda") {
     if (skip_without_cuda()) return;
-    const GroupResult& g = cuda_group();
-    if (!group_ok_or_fail(g)) return;
-    const json& e = g.report.value("cuda_fwd0", json::object());
-    if (!e.is_object() || e.empty() || e.value("raised", false))
-      return fail("no CUDA output to inspect", "a tensor", e.is_object() && e.value("raised", false) ? raised_str(e) : "nothing");
-    std::string dev = e.value("device", std::string("?"));
-    if (dev != "cuda:0") return fail("the output is not on the inputs' device", "device cuda:0 (the inputs')", "device " + dev);
-    int count = g.report.value("device_count", 1);
-    if (count > 1) {
-      const json& gd = g.report.value("cuda_guard", json::object());
-      std::string want = "cuda:" + std::to_string(count - 1);
-      if (!gd.is_object() || gd.empty() || gd.value("raised", false))
-        return fail("with inputs on " + want + " while cuda:0 is current, the op gave no output", "a tensor on " + want,
-                    gd.is_object() && gd.value("raised", false) ? raised_str(gd) : "nothing");
-      if (gd.value("device", std::string()) != want)
-        return fail("with inputs on " + want + " while cuda:0 is current, the output is elsewhere", "device " + want,
-                    "device " + gd.value("device", std::string("?")));
-      const auto& in = cuda_inputs();
-      Compare c = compare(tensor_of(g, "cuda_guard"), product(as_mat(in.at("cuda_fwd0_a")), as_mat(in.at("cuda_fwd0_b"))),
-                          fp16_tol(45), fp16_tol(45));
-      if (!c.ok) return fail("inputs on " + want + " while cuda:0 is current: wrong values (device guard?)", "a @ b", c.detail);
-      return pass("output on the inputs' device, also for " + want + " while cuda:0 is current");
+    const Plan& p = cuda_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> problems;
+    auto calls = forward_calls(p);
+    for (auto* c : calls) {
+      std::string why;
+      json o = answer(g, c->name, "call", &why);
+      if (o.is_null()) problems.push_back(c->text() + ": " + why);
+      else if (o["raised"] == true) problems.push_back(c->text() + ": " + raised_text(o));
+      else if (o.value("device", std::string()) != "cuda:0")
+        problems.push_back(c->text() + ": the output is on " + o.value("device", std::string("?")));
     }
-    pass("output on cuda:0, the inputs' device (one GPU: the guard with another current device is not exercised)");
+    if (problems.empty()) return pass("all " + std::to_string(calls.size()) + " outputs on cuda:0, the inputs' device");
+    fail("the output is not on the inputs' device", "every output on cuda:0, where the inputs are", lines(problems));
+  }
+
+  TEST_CASE("guard.cuda") {
+    if (skip_without_cuda()) return;
+    int count = Session::get().cuda_device_count();
+    if (count < 2)
+      return skip("needs two CUDA devices (this machine has " + std::to_string(count) +
+                  "): the device guard is exercised only with inputs on another device than the current one");
+    const Plan& p = cuda_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    const Call& c = p.call("cuda.f16.0.0");
+    std::string want = "cuda:" + std::to_string(count - 1), why;
+    json o = answer(g, "guard.cuda.f16.0.0", "guard", &why);
+    if (o.is_null()) return fail("with inputs on " + want + " while cuda:0 is current: " + why);
+    if (o["raised"] == true)
+      return fail("with inputs on " + want + " while cuda:0 is current, the op raised", "a tensor on " + want, raised_text(o));
+    if (o.value("device", std::string()) != want)
+      return fail("with inputs on " + want + " while cuda:0 is current, the output is elsewhere", "device " + want,
+                  "device " + o.value("device", std::string("?")));
+    Comparison cmp = compare(tensor(g, "guard.cuda.f16.0.0"), c.expected(), c.tolerance());
+    if (!cmp.ok) return fail("inputs on " + want + " while cuda:0 is current: wrong values (device guard?)", "a @ b", cmp.detail);
+    pass("with inputs on " + want + " while cuda:0 is current: output on " + want + ", right values (" + c.text() + ")");
   }
 
   TEST_CASE("stream.cuda") {
     if (skip_without_cuda()) return;
-    const GroupResult& g = cuda_group();
-    if (!group_ok_or_fail(g)) return;
-    const auto& in = cuda_inputs();
-    Mat ref = product(as_mat(in.at("cuda_fwd0_a")), as_mat(in.at("cuda_fwd0_b")));
-    std::string p = check_case(g, "cuda_stream", ref, fp16_tol(45), nullptr);
-    if (p.empty()) return pass("on a side stream (sleep, write a, call): the kernel ran after the write, on that stream");
-    fail("called on a side stream right after a (delayed) write of its input, the op read the input before the write",
-         "the kernel is ordered after earlier work on PyTorch's current stream, so it reads the written a", p +
-         " (zeros read from a give a zero product: a launch on the legacy default stream does that)");
+    const Plan& p = cuda_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> problems, used;
+    for (const char* of : {"cuda.f16.0.0", "cuda.f16.7.0"}) {
+      const Call& c = p.call(of);
+      used.push_back(c.text());
+      std::string why;
+      json o = answer(g, std::string("stream.") + of, "stream", &why);
+      if (o.is_null()) { problems.push_back(c.text() + ": " + why); continue; }
+      if (o["raised"] == true) { problems.push_back(c.text() + ": " + raised_text(o)); continue; }
+      Comparison cmp = compare(tensor(g, std::string("stream.") + of), c.expected(), c.tolerance());
+      if (!cmp.ok) problems.push_back(c.text() + ": what the next kernel on the stream read: " + cmp.detail);
+    }
+    if (problems.empty())
+      return pass("on a busy side stream: the op read its freshly written input and its output was ready for the next "
+                  "kernel on that stream (" + used[0] + "; " + used[1] + ")");
+    fail("on a side stream, the op's work was not ordered on PyTorch's current stream",
+         "the kernel runs on the current stream: after the (delayed) write of its input, before the next kernel there",
+         lines(problems) + "\n    (zeros read from a, or a result not there yet: a launch on the legacy default stream, "
+                           "on the per-thread default stream, or on a stream of the op's own does that)");
   }
 
   TEST_CASE("sync.cuda") {
     if (skip_without_cuda()) return;
-    const GroupResult& g = Session::get().group("mm16_sync", json::object(), cuda_inputs());
+    const Plan& p = capture_plan();
+    const GroupResult& g = run(p);
     if (!g.ok)
       return fail("capturing the op in a CUDA graph ended the worker: " + g.failure,
                   "the op can be captured (no device-wide synchronisation inside it)");
-    // evidence that the op ran at all (its values are forward.cuda's business)
-    const json& eager = g.report.value("eager", json::object());
-    if (!eager.is_object() || eager.empty() || eager.value("raised", false))
-      return fail("the op did not run before the capture", "a tensor",
-                  eager.is_object() && eager.value("raised", false) ? raised_str(eager) : "no result (missing)");
-    const json& c = g.report.value("capture", json::object());
-    if (!c.is_object() || c.empty()) return fail("no result for the CUDA-graph capture (missing)");
-    if (c.value("raised", false))
-      return fail("capturing the op in a CUDA graph (torch.cuda.graph) failed: a synchronisation inside the op",
-                  "capture succeeds: the op only enqueues work on the current stream", raised_str(c));
-    pass("the op was captured in a CUDA graph: no device-wide synchronisation inside it");
+    std::vector<std::string> problems;
+    for (auto& c : p.calls) {
+      std::string why;
+      json eager = answer(g, c.name, "call", &why);
+      if (eager.is_null() || eager["raised"] == true) {
+        problems.push_back(c.text() + ": the op did not run before the capture: " + (eager.is_null() ? why : raised_text(eager)));
+        continue;
+      }
+      json cap = answer(g, "graph." + c.name, "capture", &why);
+      if (cap.is_null()) problems.push_back(c.text() + ": capture: " + why);
+      else if (cap["raised"] == true) problems.push_back(c.text() + ": capture " + raised_text(cap));
+    }
+    if (problems.empty())
+      return pass("the op was captured in a CUDA graph for every shape class (" + std::to_string(p.calls.size()) +
+                  " captures): no device-wide synchronisation inside it");
+    fail("capturing the op in a CUDA graph (torch.cuda.graph) failed: a synchronisation inside the op",
+         "capture succeeds for every shape: the op only enqueues work on the current stream", lines(problems));
   }
 
   TEST_CASE("ptx.cuda") {
@@ -694,26 +595,29 @@ TEST_SUITE("mm16") {
     Listing l = cuobjdump(b.library, {"--list-elf", "--list-ptx"});
     if (l.ok && l.text.find(".cubin") != std::string::npos)
       return fail("the PTX-only build holds machine code: the PTX path would not be exercised", "PTX only", l.text);
-    const GroupResult& g = Session::get().group("mm16_cuda", {{"forward_only", true}}, cuda_inputs(), "ptx");
-    if (!group_ok_or_fail(g)) return;
-    const auto& in = cuda_inputs();
-    std::string note, problems;
-    for (std::string key : {"cuda_fwd0", "cuda_fwd1"}) {
-      const Tensor& a = in.at(key + "_a");
-      std::string p = check_case(g, key, product(as_mat(a), as_mat(in.at(key + "_b"))), fp16_tol(a.shape[1]), &note);
-      if (!p.empty()) problems += (problems.empty() ? "" : "\n    ") + p;
+    const Plan& p = ptx_plan();
+    const GroupResult& g = run(p, "ptx");
+    if (!answered(g)) return;
+    std::vector<std::string> problems;
+    for (auto& c : p.calls) {
+      std::string pr = call_problem(g, c);
+      if (!pr.empty()) problems.push_back(pr);
     }
-    if (problems.empty()) return pass("built as compute_75 PTX only, JIT-compiled by the driver: " + note);
-    fail("the PTX-only build gives wrong results", "the same products as the machine-code build", "\n    " + problems);
+    std::vector<const Call*> all;
+    for (auto& c : p.calls) all.push_back(&c);
+    if (problems.empty()) return pass("built as compute_75 PTX only, JIT-compiled by the driver: " + shapes_of(all) + " right");
+    fail("the PTX-only build gives wrong results", "the same products as the machine-code build", lines(problems));
   }
 
   TEST_CASE("opcheck.cuda") {
     if (skip_without_cuda()) return;
-    const GroupResult& g = cuda_group();
-    if (!group_ok_or_fail(g)) return;
-    std::string p = opcheck_problems(g, "cuda_opcheck", {{"cuda_fwd0_a", "cuda_fwd0_b"}, {"cuda_fwd1_a", "cuda_fwd1_b"}}, true);
-    if (p.empty()) return pass("4 opcheck tests x 2 float16 CUDA samples (requires_grad) SUCCESS; outputs right");
+    const Plan& p = cuda_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::string problems = opcheck_problems(g, p, {"cuda.f16.1.0", "cuda.f16.0.0"});
+    if (problems.empty())
+      return pass("4 opcheck tests x 2 float16 CUDA samples (square and not; requires_grad) SUCCESS; outputs right");
     fail("torch.library.opcheck failed on CUDA samples that require grad",
-         "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS", "\n    " + p);
+         "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS", problems);
   }
 }

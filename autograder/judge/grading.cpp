@@ -263,17 +263,25 @@ const BuildResult& Session::build(const std::string& variant) {
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
   // Same group with other args (e.g. the contract per device) is another run: a hang on one side costs only its rows.
-  // args["judge_tag"] tells runs apart for the judge alone: it is never shown to the worker (chapter 7's runs differ
-  // only in the operator's bytes, which sit at one path for all of them).
+  // Keys starting with "judge_" are for the judge alone and never shown to the worker: judge_tag tells runs apart
+  // (chapter 7's runs differ only in the operator's bytes, which sit at one path for all of them); judge_gpu marks a
+  // run that uses the GPU; judge_wrapper is a command the worker runs under (compute-sanitizer); judge_env adds to
+  // its environment; judge_timeout_s replaces the worker timeout.
   std::string key = variant + "/" + name + "/" + args.dump();
-  json worker_args = args;
-  worker_args.erase("judge_tag");
+  json worker_args = json::object();
+  for (auto& [k, v] : args.items())
+    if (k.rfind("judge_", 0) != 0) worker_args[k] = v;
   auto found = groups_.find(key);
   if (found != groups_.end()) return found->second;
   GroupResult& g = groups_[key];
   const BuildResult& b = build(variant);
   if (!b.ok) {
     g.failure = "not run: the submission did not build (" + b.failure + ")";
+    return g;
+  }
+  const bool gpu = args.value("judge_gpu", false);
+  if (gpu && !gpu_stopped_.empty()) {  // a kernel that never ends costs one timeout, not one per GPU row
+    g.failure = "not run: " + gpu_stopped_;
     return g;
   }
   // Neither the folder nor the nonce says how many runs came before: code under test must not learn which run
@@ -299,9 +307,13 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONUNBUFFERED"] = "1";
   if (args.value("hide_cuda", false)) env["CUDA_VISIBLE_DEVICES"] = "";
-  ProcessSpec spec{{toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
-                    (dir / "request.json").string()},
-                   env, dir.string(), cfg.worker_timeout_s, 64 * 1024};
+  for (auto& [k, v] : args.value("judge_env", json::object()).items()) env[k] = v.get<std::string>();
+  std::vector<std::string> argv;
+  for (auto& w : args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());
+  argv.insert(argv.end(), {toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
+                           (dir / "request.json").string()});
+  const double timeout_s = args.value("judge_timeout_s", cfg.worker_timeout_s);
+  ProcessSpec spec{argv, env, dir.string(), timeout_s, 64 * 1024};
   // The worker reads the library, and course-built helpers it imports (chapter 1's pybind11 twin).
   std::vector<fs::path> readable{b.dir};
   if (!library.empty()) readable.push_back(library.parent_path());
@@ -316,8 +328,11 @@ const GroupResult& Session::group(const std::string& name, const json& args,
     return t.empty() ? std::string() : "\nlast output:\n" + t;
   };
   if (p.timed_out) {
-    g.failure = "the worker running your operator was stopped after " + std::to_string(int(cfg.worker_timeout_s)) +
+    g.failure = "the worker running your operator was stopped after " + std::to_string(int(timeout_s)) +
                 " s: it did not finish (an infinite loop, or a kernel that never ends?)";
+    if (gpu)
+      gpu_stopped_ = "an earlier run on the GPU was stopped after " + std::to_string(int(timeout_s)) +
+                     " s (an infinite loop, or a kernel that never ends?): the GPU rows after it are not run";
     return g;
   }
   if (!fs::exists(response)) {
@@ -386,6 +401,8 @@ bool Session::cuda_available() {
   }
   return (*cuda_probe_)["count"].get<int>() > 0;
 }
+
+int Session::cuda_device_count() { return cuda_available() ? (*cuda_probe_)["count"].get<int>() : 0; }
 
 std::string Session::cuda_device_name() {
   return cuda_available() ? (*cuda_probe_)["name"].get<std::string>() : "";

@@ -97,6 +97,7 @@ class Session {
                              const std::map<std::string, Tensor>& inputs = {}, const std::string& variant = "default");
   // Asked of torch in a process that never loads the submission, so a submission cannot hide the GPU.
   bool cuda_available();
+  int cuda_device_count();
   std::string cuda_device_name();
 
   std::vector<Row> rows;  // in the order the checks ran
@@ -106,6 +107,7 @@ class Session {
   std::map<std::string, BuildResult> builds_;
   std::map<std::string, GroupResult> groups_;
   std::optional<json> cuda_probe_;
+  std::string gpu_stopped_;  // why later GPU runs are not started (an earlier one timed out)
 };
 
 // CMake's CUDA_ARCHITECTURES syntax ("75;90-real", "75-virtual") -> nvcc -gencode flags, as the judge builds with.

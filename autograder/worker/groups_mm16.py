@@ -1,170 +1,201 @@
-"""Probes of course::mm16 (exercises 03_cpu to 06_autograd). Raw observations only: outputs, their metadata,
-exception types and messages, what opcheck / gradcheck / torch.compile said. The judge chose every input and
+"""Probes of course::mm16 (exercises 03_cpu to 06_autograd). Raw observations only: outputs, their metadata, exception
+types and messages, what opcheck / gradcheck / torch.compile said. The judge chose every input, names every probe and
 decides every verdict.
 
-Groups (few, because each worker process pays for importing torch):
-  mm16_contract  invalid calls (CPU, and CUDA when asked) plus one valid call: kept apart so an operator that
-                 exits or crashes on an invalid call costs only the contract rows
-  mm16_cpu       forward, strides, dtypes, fake/meta, torch.compile, autograd probes, gradcheck, the negative
-                 control, opcheck: what the args ask for
-  mm16_cuda      the same on CUDA (forward, strides, device, current stream, opcheck); also run against the
-                 PTX-only build
-  mm16_sync      CUDA-graph capture of the op: a device-wide sync inside it raises and poisons the context,
-                 so it runs in a process of its own
+The judge's request lists probes (args["probes"]); each is run in order and answered under its own name, as
+mm16_protocol.json declares: report[NAME] (checked against the declaration before it is written) and tensors NAME or
+NAME.SUFFIX. The judge decides which probes share a process: a CUDA-graph capture that synchronises the device, or an
+invalid call that ends the process, costs only the rows that needed that run.
 """
+import json
+import os
+
 import torch
 
 from groups_common import group
+
+PROTOCOL = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mm16_protocol.json")))
+
+VIEWS = {  # how a stored tensor becomes the operand (mm16_protocol.json "views")
+    "contiguous": lambda t: t,
+    "transposed": lambda t: t.t(),
+    "column_sliced": lambda t: t[:, ::2],
+    "offset": lambda t: t[1:],
+}
+assert set(VIEWS) == set(PROTOCOL["views"]), "mm16_protocol.json's views and the worker's disagree"
 
 
 def _op():
     return torch.ops.course.mm16.default
 
 
-def _describe_error(e):
-    return {"raised": True, "type": type(e).__name__, "message": str(e)[:2000]}
-
-
-def _meta(t):
-    return {"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""), "strides": list(t.stride()),
-            "device": str(t.device)}
-
-
-def _call(report, tensors, name, fn):
-    """Runs fn(); stores its tensor result as `name` and its metadata (or the exception) in report[name]."""
-    try:
-        out = fn()
-    except Exception as e:  # noqa: BLE001 - data for the judge
-        report[name] = _describe_error(e)
-        return None
+def _outcome(out=None, error=None):
+    if error is not None:
+        return {"raised": True, "type": type(error).__name__, "message": str(error)[:2000]}
     if not isinstance(out, torch.Tensor):
-        report[name] = {"raised": False, "not_a_tensor": type(out).__name__}
-        return None
-    report[name] = dict(raised=False, **_meta(out))
-    if out.device.type != "meta" and not getattr(out, "_is_fake", False):
+        return {"raised": False, "type": type(out).__name__}
+    return {"raised": False, "shape": list(out.shape), "dtype": str(out.dtype).replace("torch.", ""),
+            "strides": list(out.stride()), "device": str(out.device),
+            "storage_offset": int(out.storage_offset()) if out.device.type != "meta" else 0}
+
+
+def _keep(tensors, name, out):
+    if isinstance(out, torch.Tensor) and out.device.type != "meta" and not getattr(out, "_is_fake", False):
         tensors[name] = out.detach().to("cpu", copy=True)
-    return out
 
 
-def _views(inputs, prefix, device):
-    """The judge's non-contiguous case: a = at.t() (strides (1, M)), b = bw[:, ::2] (strides (2N, 2))."""
-    at = inputs[prefix + "at"].to(device)
-    bw = inputs[prefix + "bw"].to(device)
-    return at.t(), bw[:, ::2]
+class Run:
+    """The state of one worker run: the inputs, the calls made so far, what came back."""
+
+    def __init__(self, inputs):
+        self.inputs, self.specs, self.live, self.report, self.tensors = inputs, {}, {}, {}, {}
+
+    def operand(self, spec, device):
+        # a copy of the stored tensor, viewed: nothing a call does to its operands reaches the request's inputs
+        return VIEWS[spec["view"]](self.inputs[spec["tensor"]].to(device, copy=True))
+
+    def operands_of(self, name):
+        """Fresh operands of call `name`, with its values and its layout (for the probes that refer to it)."""
+        if name not in self.specs:
+            raise KeyError(f"probe refers to call {name!r}, which has not run")
+        a, b, device = self.specs[name]
+        return self.operand(a, device), self.operand(b, device)
 
 
-# --- contract ---------------------------------------------------------------------------------------------------
-@group("mm16_contract")
-def group_contract(request, inputs):
-    args = request["args"]
-    report, tensors = {"calls": []}, {}
-
-    def attempt(label, device, fn):
-        entry = {"label": label, "device": device}
-        try:
-            out = fn()
-            entry.update(raised=False, result=_meta(out) if isinstance(out, torch.Tensor) else repr(type(out)))
-        except Exception as e:  # noqa: BLE001
-            entry.update(_describe_error(e))
-        report["calls"].append(entry)
-
-    op = _op()
-    for call in args.get("calls", []):
-        device = call["device"]
-        if device == "cuda" and not torch.cuda.is_available():
-            continue
-
-        def make(spec):
-            dev = "cpu" if spec.get("cpu") else device
-            dtype = getattr(torch, spec["dtype"])
-            if dtype.is_floating_point:
-                return torch.ones(spec["shape"], dtype=dtype, device=dev)
-            return torch.ones(spec["shape"], dtype=dtype, device=dev)
-
-        attempt(call["label"], device, lambda: op(make(call["a"]), make(call["b"])))
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()  # an asynchronous error from a bad launch surfaces here, inside the report
-    report["survived"] = True
-    return report, tensors
+def _sync(device):
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
 
 
-# --- CPU ----------------------------------------------------------------------------------------------------------
-def _fake_probes(report, inputs):
+# --- one function per probe kind (mm16_protocol.json "probes") ------------------------------------------------------
+def probe_call(run, p):
+    op, device = _op(), p["device"]
+    a, b = run.operand(p["a"], device), run.operand(p["b"], device)
+    if p.get("same_tensors_as"):  # the same tensors, updated in place: an operator that caches by pointer is seen
+        old_a, old_b = run.live[p["same_tensors_as"]]
+        with torch.no_grad():
+            old_a.copy_(a)
+            old_b.copy_(b)
+        a, b = old_a, old_b
+    run.specs[p["name"]] = (p["a"], p["b"], device)
+    run.live[p["name"]] = (a, b)
+    layout = {"operand_strides": [*a.stride(), *b.stride()], "operand_offsets": [a.storage_offset(), b.storage_offset()]}
+    try:
+        out = op(a, b)
+        _sync(device)
+    except Exception as e:  # noqa: BLE001 - an exception is data for the judge
+        return dict(_outcome(error=e), **layout)
+    _keep(run.tensors, p["name"], out)
+    return dict(_outcome(out), **layout)
+
+
+def probe_invalid(run, p):
+    def make(spec):
+        return torch.ones(spec["shape"], dtype=getattr(torch, spec["dtype"]), device=spec.get("device", p["device"]))
+
+    try:
+        out = _op()(make(p["a"]), make(p["b"]))
+        _sync(p["device"])
+    except Exception as e:  # noqa: BLE001
+        return _outcome(error=e)
+    return _outcome(out)
+
+
+def probe_fake(run, p):
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    op = _op()
-    for case in ("fwd0", "fwd1"):
-        a, b = inputs[case + "_a"], inputs[case + "_b"]
-        _call(report, {}, "meta_" + case, lambda: op(a.to("meta"), b.to("meta")))
-        try:
-            with FakeTensorMode() as mode:
-                fa, fb = mode.from_tensor(a), mode.from_tensor(b)
-                _call(report, {}, "fake_" + case, lambda: op(fa, fb))
-        except Exception as e:  # noqa: BLE001
-            report["fake_" + case] = _describe_error(e)
+    a, b = run.operands_of(p["of"])
+    try:
+        with FakeTensorMode() as mode:
+            out = _op()(mode.from_tensor(a), mode.from_tensor(b))
+            return _outcome(out)
+    except Exception as e:  # noqa: BLE001
+        return _outcome(error=e)
 
 
-def _compile_probe(report, tensors, inputs):
+def probe_meta(run, p):
+    a, b = run.operands_of(p["of"])
+    try:
+        # to("meta") keeps sizes and strides of a view (a transposed input stays transposed)
+        return _outcome(_op()(a.to("meta"), b.to("meta")))
+    except Exception as e:  # noqa: BLE001
+        return _outcome(error=e)
+
+
+def probe_compile(run, p):
     import torch._dynamo
 
     op = _op()
-    a, b = inputs["fwd0_a"], inputs["fwd0_b"]
+    compilations = [0]
+
+    def counting_backend(gm, example_inputs):  # aot_eager, counted: a recompile for a new shape shows here
+        compilations[0] += 1
+        return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
 
     def f(x, y):
         return op(x, y) * 2.0
 
     torch._dynamo.reset()
     try:
-        compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
-        _call(report, tensors, "compiled", lambda: compiled(a, b))
+        compiled = torch.compile(f, fullgraph=True, backend=counting_backend, dynamic=bool(p["dynamic"]))
+        for i, name in enumerate(p["of"]):
+            a, b = run.operands_of(name)
+            if p["dynamic"]:
+                torch._dynamo.mark_dynamic(a, 0)
+                torch._dynamo.mark_dynamic(b, 1)
+            _keep(run.tensors, f"{p['name']}.{i}", compiled(a, b))
     except Exception as e:  # noqa: BLE001
-        report["compiled"] = _describe_error(e)
+        return dict(_outcome(error=e), compilations=compilations[0])
+    return {"raised": False, "compilations": compilations[0]}
 
 
-def _autograd_probes(report, tensors, inputs, args):
-    op = _op()
-    a, b, g = inputs["ag_a"], inputs["ag_b"], inputs["ag_g"]
-
-    # the submission's backward, for the upstream gradient the judge chose
+def probe_grad(run, p):
+    a, b = run.operands_of(p["of"])
+    g = run.inputs[p["g"]]
     try:
-        ar, br = a.clone().requires_grad_(), b.clone().requires_grad_()
-        out = op(ar, br)
-        report["ag_out_requires_grad"] = bool(out.requires_grad)
+        ar, br = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+        out = _op()(ar, br)
         ga, gb = torch.autograd.grad(out, (ar, br), g, allow_unused=True)
-        report["ag_grad"] = {"raised": False, "grad_a": None if ga is None else _meta(ga),
-                             "grad_b": None if gb is None else _meta(gb)}
-        if ga is not None:
-            tensors["ag_grad_a"] = ga.detach().clone()
-        if gb is not None:
-            tensors["ag_grad_b"] = gb.detach().clone()
     except Exception as e:  # noqa: BLE001
-        report["ag_grad"] = _describe_error(e)
+        return _outcome(error=e)
+    _keep(run.tensors, p["name"] + ".grad_a", ga)
+    _keep(run.tensors, p["name"] + ".grad_b", gb)
+    return {"raised": False, "grad_a": ga is not None, "grad_b": gb is not None, "requires_grad": bool(out.requires_grad)}
 
-    # forward values at the perturbed inputs the judge chose: its finite differences come from these
-    fd_a, fd_b = inputs["fd_a"], inputs["fd_b"]
+
+def probe_fd(run, p):
+    op = _op()
+    fa, fb = run.inputs[p["a"]], run.inputs[p["b"]]
     try:
         with torch.no_grad():
-            tensors["fd_out"] = torch.stack([op(fd_a[i], fd_b[i]) for i in range(fd_a.shape[0])])
-        report["fd"] = {"raised": False}
+            out = torch.stack([op(fa[i], fb[i]) for i in range(fa.shape[0])])
     except Exception as e:  # noqa: BLE001
-        report["fd"] = _describe_error(e)
+        return _outcome(error=e)
+    _keep(run.tensors, p["name"], out)
+    return _outcome(out)
 
+
+def _gradcheck(fn, a, b):
     from torch.autograd.gradcheck import GradcheckError
 
-    def run_gradcheck(fn, key):
-        ar, br = a.clone().requires_grad_(), b.clone().requires_grad_()
-        try:
-            ok = torch.autograd.gradcheck(fn, (ar, br), eps=1e-6, atol=1e-5, rtol=1e-3)
-            report[key] = {"raised": False, "returned": bool(ok)}
-        except GradcheckError as e:
-            report[key] = dict(_describe_error(e), gradcheck_error=True)
-        except Exception as e:  # noqa: BLE001
-            report[key] = dict(_describe_error(e), gradcheck_error=False)
+    ar, br = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    try:
+        ok = torch.autograd.gradcheck(fn, (ar, br), eps=1e-6, atol=1e-5, rtol=1e-3)
+        return {"raised": False, "returned": bool(ok)}
+    except GradcheckError as e:
+        return dict(_outcome(error=e), gradcheck_error=True)
+    except Exception as e:  # noqa: BLE001
+        return dict(_outcome(error=e), gradcheck_error=False)
 
-    run_gradcheck(op, "gradcheck")
 
-    # the negative control: the submission's forward with a deliberately wrong backward (twice the right one)
-    class TwiceBackward(torch.autograd.Function):
+def probe_gradcheck(run, p):
+    return _gradcheck(_op(), *run.operands_of(p["of"]))
+
+
+def probe_negative_control(run, p):
+    op = _op()
+
+    class TwiceBackward(torch.autograd.Function):  # the submission's forward, a deliberately wrong backward
         @staticmethod
         def forward(ctx, x, y):
             ctx.save_for_backward(x, y)
@@ -176,134 +207,122 @@ def _autograd_probes(report, tensors, inputs, args):
             x, y = ctx.saved_tensors
             return 2 * (grad @ y.t()), 2 * (x.t() @ grad)
 
-    run_gradcheck(TwiceBackward.apply, "negative_gradcheck")
+    a, b = run.operands_of(p["of"])
+    result = _gradcheck(TwiceBackward.apply, a, b)
     try:
-        ar, br = a.clone().requires_grad_(), b.clone().requires_grad_()
-        ga, gb = torch.autograd.grad(TwiceBackward.apply(ar, br), (ar, br), g)
-        tensors["neg_grad_a"], tensors["neg_grad_b"] = ga.detach(), gb.detach()
-        report["negative_grad"] = {"raised": False}
+        ar, br = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+        ga, gb = torch.autograd.grad(TwiceBackward.apply(ar, br), (ar, br), run.inputs[p["g"]])
+        _keep(run.tensors, p["name"] + ".grad_a", ga)
+        _keep(run.tensors, p["name"] + ".grad_b", gb)
+    except Exception:  # noqa: BLE001 - the gradcheck's own answer says what went wrong
+        pass
+    return result
+
+
+def probe_opcheck(run, p):
+    op = _op()
+    a, b = run.operands_of(p["of"])
+    a, b = a.detach().clone(), b.detach().clone()  # same layout as the call's (clone keeps strides of a view)
+    if p.get("requires_grad"):
+        a.requires_grad_()
+        b.requires_grad_()
+    entry = {"raised": False, "requires_grad": [bool(a.requires_grad), bool(b.requires_grad)]}
+    try:
+        r = torch.library.opcheck(op, (a, b), raise_exception=False)
+        entry["results"] = {k: (v if isinstance(v, str) else f"{type(v).__name__}: {v}"[:1500]) for k, v in r.items()}
     except Exception as e:  # noqa: BLE001
-        report["negative_grad"] = _describe_error(e)
+        entry.update(_outcome(error=e))
+    try:
+        with torch.no_grad():
+            _keep(run.tensors, p["name"], op(a.detach(), b.detach()))
+    except Exception:  # noqa: BLE001 - the missing tensor is the judge's evidence
+        pass
+    return entry
 
 
-def _opcheck(report, tensors, samples, key):
-    """torch.library.opcheck on each sample; also the op's own output on it, so the judge can check the numbers."""
-    op = _op()
-    results = []
-    for i, (a, b) in enumerate(samples):
-        entry = {"requires_grad": [bool(a.requires_grad), bool(b.requires_grad)], "dtype": str(a.dtype),
-                 "device": str(a.device)}
-        try:
-            r = torch.library.opcheck(op, (a, b), raise_exception=False)
-            entry["results"] = {k: (v if isinstance(v, str) else f"{type(v).__name__}: {v}"[:1500])
-                                for k, v in r.items()}
-        except Exception as e:  # noqa: BLE001
-            entry["error"] = _describe_error(e)
-        try:
-            with torch.no_grad():
-                tensors[f"{key}_out{i}"] = op(a.detach(), b.detach()).detach().to("cpu", copy=True)
-        except Exception as e:  # noqa: BLE001
-            entry["forward_error"] = _describe_error(e)
-        results.append(entry)
-    report[key] = results
-
-
-@group("mm16_cpu")
-def group_cpu(request, inputs):
-    args = request["args"]
-    report, tensors = {}, {}
-    op = _op()
-    for case in ("fwd0", "fwd1", "fwd2"):
-        a, b = inputs[case + "_a"], inputs[case + "_b"]
-        _call(report, tensors, case, lambda: op(a, b))
-    a, b = _views(inputs, "nc_", "cpu")
-    report["nc_inputs"] = {"a": _meta(a), "b": _meta(b), "a_contiguous": a.is_contiguous(),
-                           "b_contiguous": b.is_contiguous()}
-    _call(report, tensors, "nc", lambda: op(a, b))
-    if args.get("fake"):
-        _fake_probes(report, inputs)
-    if args.get("compile"):
-        _compile_probe(report, tensors, inputs)
-    if args.get("autograd"):
-        _autograd_probes(report, tensors, inputs, args)
-    if args.get("opcheck"):
-        samples = [(inputs["oc0_a"].clone().requires_grad_(), inputs["oc0_b"].clone().requires_grad_()),
-                   (inputs["oc1_a"].clone().requires_grad_(), inputs["oc1_b"].clone().requires_grad_())]
-        _opcheck(report, tensors, samples, "opcheck")
-    return report, tensors
-
-
-# --- CUDA ---------------------------------------------------------------------------------------------------------
-@group("mm16_cuda")
-def group_cuda(request, inputs):
-    args = request["args"]
-    report, tensors = {"device_count": torch.cuda.device_count()}, {}
-    if not torch.cuda.is_available():
-        raise RuntimeError("no CUDA device in the worker")
-    op = _op()
-    dev = torch.device("cuda", 0)
-    for case in ("fwd0", "fwd1"):
-        a, b = inputs["cuda_" + case + "_a"].to(dev), inputs["cuda_" + case + "_b"].to(dev)
-        _call(report, tensors, "cuda_" + case, lambda: op(a, b))
-        torch.cuda.synchronize()
-    if args.get("forward_only"):
-        return report, tensors
-
-    a, b = _views(inputs, "cuda_nc_", dev)
-    _call(report, tensors, "cuda_nc", lambda: op(a, b))
-    torch.cuda.synchronize()
-
-    # the device guard: inputs on the last device while device 0 is current (only with two or more devices)
-    if torch.cuda.device_count() > 1:
-        last = torch.device("cuda", torch.cuda.device_count() - 1)
-        a, b = inputs["cuda_fwd0_a"].to(last), inputs["cuda_fwd0_b"].to(last)
-        with torch.cuda.device(0):
-            _call(report, tensors, "cuda_guard", lambda: op(a, b))
-        torch.cuda.synchronize(last)
-
-    # the current stream: on a side stream, the GPU sleeps, then writes the input, then the op runs. A kernel on
-    # that stream reads the written input; one on the legacy default stream (which does not wait for torch's
-    # non-blocking side streams) runs at once and reads the zeros that were there before.
-    a_new, b = inputs["cuda_fwd0_a"].to(dev), inputs["cuda_fwd0_b"].to(dev)
-    a = torch.zeros_like(a_new)
+def probe_stream(run, p):
+    """A kernel on the current (side) stream runs after the delayed write of its input and before the consumer; one
+    on the legacy default stream, the per-thread default stream or a stream of its own (not joined back) does not."""
+    a_new, b_new = run.operands_of(p["of"])
+    a, b = torch.zeros_like(a_new), b_new.clone()
     torch.cuda.synchronize()
     side = torch.cuda.Stream()
     try:
         with torch.cuda.stream(side):
-            torch.cuda._sleep(int(args.get("sleep_cycles", 200_000_000)))
+            torch.cuda._sleep(int(p.get("sleep_cycles", 200_000_000)))
             a.copy_(a_new)
-            out = _call(report, tensors, "cuda_stream", lambda: op(a, b))
-            if out is not None:
-                report["cuda_stream"]["stream_at_call"] = side.cuda_stream
+            out = _op()(a, b)
+            seen = out.clone()  # the consumer: on the same stream, right after the call, before any sync
         torch.cuda.synchronize()
-        if out is not None:
-            tensors["cuda_stream"] = out.detach().to("cpu", copy=True)
     except Exception as e:  # noqa: BLE001
-        report["cuda_stream"] = _describe_error(e)
-
-    if args.get("opcheck"):
-        samples = [(inputs["cuda_fwd0_a"].to(dev).requires_grad_(), inputs["cuda_fwd0_b"].to(dev).requires_grad_()),
-                   (inputs["cuda_fwd1_a"].to(dev).requires_grad_(), inputs["cuda_fwd1_b"].to(dev).requires_grad_())]
-        _opcheck(report, tensors, samples, "cuda_opcheck")
-    torch.cuda.synchronize()
-    return report, tensors
+        return _outcome(error=e)
+    _keep(run.tensors, p["name"], seen)
+    return _outcome(out)
 
 
-@group("mm16_sync")
-def group_sync(request, inputs):
-    report, tensors = {}, {}
-    if not torch.cuda.is_available():
-        raise RuntimeError("no CUDA device in the worker")
-    op = _op()
-    dev = torch.device("cuda", 0)
-    a, b = inputs["cuda_fwd0_a"].to(dev), inputs["cuda_fwd0_b"].to(dev)
-    _call(report, tensors, "eager", lambda: op(a, b))
-    torch.cuda.synchronize()
+def probe_guard(run, p):
+    last = torch.device("cuda", torch.cuda.device_count() - 1)
+    a, b = (t.to(last) for t in run.operands_of(p["of"]))
+    try:
+        with torch.cuda.device(0):
+            out = _op()(a, b)
+        torch.cuda.synchronize(last)
+    except Exception as e:  # noqa: BLE001
+        return _outcome(error=e)
+    _keep(run.tensors, p["name"], out)
+    return _outcome(out)
+
+
+def probe_capture(run, p):
+    a, b = run.operands_of(p["of"])
     graph = torch.cuda.CUDAGraph()
     try:
         with torch.cuda.graph(graph):
-            op(a, b)
-        report["capture"] = {"raised": False}
+            _op()(a, b)
+        return {"raised": False}
     except Exception as e:  # noqa: BLE001
-        report["capture"] = _describe_error(e)
-    return report, tensors
+        return _outcome(error=e)
+
+
+PROBES = {name[len("probe_"):]: fn for name, fn in globals().items() if name.startswith("probe_")}
+assert set(PROBES) == set(PROTOCOL["probes"]), "mm16_protocol.json's probes and the worker's disagree"
+
+_TYPES = {"bool": bool, "string": str, "int": int, "object": dict}
+
+
+def declared_problems(kind, answer):
+    """Where `answer` breaks the declaration of `kind`'s report (the judge checks the same on its side)."""
+    fields = PROTOCOL["probes"][kind]["report"]
+    fields = PROTOCOL["outcome"] if fields == "outcome" else fields
+    problems = [f"undeclared field {k!r}" for k in answer if k not in fields]
+    for k, t in fields.items():
+        optional = t.endswith("?")
+        t = t.rstrip("?")
+        if k not in answer:
+            if not optional:
+                problems.append(f"missing field {k!r}")
+            continue
+        v = answer[k]
+        if t in ("ints", "bools", "strings"):
+            item = {"ints": int, "bools": bool, "strings": str}[t]
+            ok = isinstance(v, list) and all(isinstance(x, item) for x in v)
+        else:
+            ok = isinstance(v, _TYPES[t]) and not (t == "int" and isinstance(v, bool))
+        if not ok:
+            problems.append(f"field {k!r} is not {t}")
+    return problems
+
+
+@group("mm16")
+def group_mm16(request, inputs):
+    run = Run(inputs)
+    for p in request["args"]["probes"]:
+        answer = PROBES[p["kind"]](run, p)
+        problems = declared_problems(p["kind"], answer)
+        if problems:
+            raise AssertionError(f"probe {p['name']} ({p['kind']}) answered outside mm16_protocol.json: {problems}")
+        run.report[p["name"]] = answer
+    for dev in {p.get("device", "cpu") for p in request["args"]["probes"]}:
+        _sync(dev)  # an asynchronous error from a bad launch surfaces here, inside the report
+    run.report["survived"] = True
+    return run.report, run.tensors

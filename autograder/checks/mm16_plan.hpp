@@ -1,0 +1,79 @@
+// What the judge asks of course::mm16 (chapters 3 to 6): every input, drawn from the grade's seed, and every probe
+// the worker runs on them, named once here. The worker answers under these names (autograder/worker/groups_mm16.py,
+// as autograder/worker/mm16_protocol.json declares); the checks (mm16_checks.cpp) read the answers through answer(),
+// which holds them to the same declaration, and take every shape they name from the calls, never from literals.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../judge/compare.hpp"
+#include "../judge/grading.hpp"
+
+namespace judge::mm16 {
+
+// How the worker turns a stored tensor into the operand (mm16_protocol.json "views").
+enum class View { Contiguous, Transposed, ColumnSliced, Offset };
+const char* view_name(View v);
+
+struct Matrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> v;  // row-major
+  double at(int64_t i, int64_t j) const { return v[static_cast<std::size_t>(i * cols + j)]; }
+};
+Matrix product(const Matrix& a, const Matrix& b);
+Matrix transpose(const Matrix& m);
+
+// What a call is for: the rows that read it.
+enum class Role { Forward, Dtype, View, Autograd, Opcheck };
+
+struct Call {
+  std::string name;         // the probe's name, the key of its output
+  std::string shape_class;  // "square, a multiple of 16", "K = 1", ...
+  std::string dtype;        // of the inputs: F16, F32, F64
+  std::string device;       // "cpu" or "cuda"
+  Role role = Role::Forward;
+  Matrix a, b;              // the operands' values, as the op sees them
+  View view_a = View::Contiguous, view_b = View::Contiguous;
+  std::string same_tensors_as;  // non-empty: the values were copied into that call's tensors (same data pointers)
+  int64_t M() const { return a.rows; }
+  int64_t K() const { return a.cols; }
+  int64_t N() const { return b.cols; }
+  std::string text() const;  // "float16 [37, 45] @ [45, 29]", with its views and in-place update said
+  Expected expected() const;  // the judge's float64 product (shape and values)
+  Tolerance tolerance() const;  // fitted to the input dtype and K
+};
+
+class Plan {
+ public:
+  std::vector<Call> calls;
+  std::map<std::string, Tensor> inputs;  // the stored tensors the request carries
+  json probes = json::array();           // request["probes"], in the order the worker runs them
+
+  const Call& call(const std::string& name) const;
+  std::vector<const Call*> with_role(Role r) const;
+  json request_args() const { return {{"probes", probes}}; }
+  // Adds a call: stores its operands (in the layout its views need) and asks the worker to run it.
+  const Call& add(Call c);
+  void probe(json p) { probes.push_back(std::move(p)); }
+};
+
+// The plans of one grade (built once, from the seed, for the checks the exercise lists).
+const Plan& cpu_plan();       // forward, dtypes, views, fake/meta, torch.compile, autograd, opcheck
+const Plan& cuda_plan();      // the same products on CUDA, views, the stream probe, the device guard, opcheck
+const Plan& capture_plan();   // one eager call and one CUDA-graph capture per shape class
+const Plan& ptx_plan();       // one product of every shape class, for the PTX-only build
+const Plan& contract_plan(const std::string& device);  // invalid calls (and one valid one) on tensors of ones
+
+// The worker run of a plan (variant "ptx": the PTX-only build); NotRun when it gave no usable answer.
+const GroupResult& run(const Plan& plan, const std::string& variant = "default");
+// The answer to probe `name` of `kind`, held to mm16_protocol.json; null (json()) with `why` set when it is missing
+// or does not match the declaration.
+json answer(const GroupResult& g, const std::string& name, const std::string& kind, std::string* why);
+// A tensor the worker returned under `name` (nullptr if none).
+const Tensor* tensor(const GroupResult& g, const std::string& name);
+
+// "raised RuntimeError: first line of the message"
+std::string raised_text(const json& outcome);
+
+}  // namespace judge::mm16
