@@ -7,8 +7,13 @@
 // standard messages, but a row passes only on evidence checked here.
 #include <doctest/doctest.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
 #include <set>
 
 #include "../judge/grading.hpp"
@@ -257,6 +262,88 @@ Listing cuobjdump(const fs::path& lib, const std::vector<std::string>& flags) {
 }
 
 std::vector<const Call*> forward_calls(const Plan& p) { return p.with_role(Role::Forward); }
+
+// "(anonymous namespace)::mm16_wmma_kernel(__half const*, ...)" -> "mm16_wmma_kernel": the function's own name, as
+// both cuobjdump's (demangled) symbols and the profiler's kernel names spell it.
+std::string function_name(const std::string& demangled) {
+  std::string s = demangled;
+  if (!s.empty() && s.back() == ')') {  // drop the parameter list: from the '(' that balances the last ')'
+    int depth = 0;
+    for (std::size_t i = s.size(); i-- > 0;) {
+      if (s[i] == ')') ++depth;
+      else if (s[i] == '(' && --depth == 0) { s = s.substr(0, i); break; }
+    }
+  }
+  int angle = 0;  // drop template arguments
+  std::string plain;
+  for (char ch : s) {
+    if (ch == '<') ++angle;
+    else if (ch == '>') --angle;
+    else if (angle == 0) plain += ch;
+  }
+  auto colons = plain.rfind("::");
+  plain = colons == std::string::npos ? plain : plain.substr(colons + 2);
+  auto space = plain.rfind(' ');  // "void f" -> "f"
+  return space == std::string::npos ? plain : plain.substr(space + 1);
+}
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : mangled;
+  std::free(d);
+  return out;
+}
+
+// The __global__ functions the submission's library defines: cuobjdump --list-text, read by the judge itself.
+std::set<std::string> defined_kernels(const fs::path& lib, std::string* why) {
+  std::set<std::string> names;
+  Listing l = cuobjdump(lib, {"--list-text"});
+  if (!l.ok) { *why = l.why; return names; }
+  static const std::regex section(R"(: x-(\S+?)\.sm_\d+[a-z]?\.elf\.bin)");
+  for (auto it = std::sregex_iterator(l.text.begin(), l.text.end(), section); it != std::sregex_iterator(); ++it)
+    names.insert(function_name(demangle((*it)[1].str())));
+  return names;
+}
+
+// A kernel of a vendor GEMM library (cuBLAS, cuBLASLt, CUTLASS), as ATen's mm launches them.
+bool library_gemm(const std::string& kernel) {
+  static const std::regex gemm("gemm|gemv|cutlass|cublas|xmma|splitk", std::regex::icase);
+  return std::regex_search(kernel, gemm);
+}
+
+// The last report of compute-sanitizer's log: its first error block, or its summary line.
+struct SanitizerLog {
+  bool read = false;
+  std::string first_error, summary;
+};
+SanitizerLog read_sanitizer_log(const fs::path& file) {
+  SanitizerLog out;
+  std::ifstream in(file);
+  if (!in) return out;
+  out.read = true;
+  std::string line, block;
+  std::size_t read_bytes = 0, block_lines = 0;
+  bool in_block = false;
+  while (std::getline(in, line) && read_bytes < (1u << 20)) {  // bounded: the log comes from the sandbox
+    read_bytes += line.size() + 1;
+    if (line.find("ERROR SUMMARY:") != std::string::npos || line.find("RACECHECK SUMMARY:") != std::string::npos) {
+      out.summary = line.substr(0, 300);
+      continue;
+    }
+    if (line.rfind("=========", 0) != 0 || line.find("COMPUTE-SANITIZER") != std::string::npos) continue;
+    std::string body = line.substr(9);
+    bool blank = body.find_first_not_of(' ') == std::string::npos;
+    if (out.first_error.empty() && !in_block && !blank) in_block = true;
+    if (in_block) {
+      if (blank || block_lines >= 12) { out.first_error = block; in_block = false; continue; }
+      block += (block.empty() ? "" : "\n") + body.substr(std::min(body.find_first_not_of(' '), body.size()));
+      ++block_lines;
+    }
+  }
+  if (in_block && out.first_error.empty()) out.first_error = block;
+  return out;
+}
 
 }  // namespace
 
@@ -619,5 +706,79 @@ TEST_SUITE("mm16") {
       return pass("4 opcheck tests x 2 float16 CUDA samples (square and not; requires_grad) SUCCESS; outputs right");
     fail("torch.library.opcheck failed on CUDA samples that require grad",
          "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS", problems);
+  }
+
+  TEST_CASE("kernel.cuda") {
+    if (skip_without_cuda()) return;
+    const BuildResult& b = Session::get().build();
+    if (!b.ok) return fail("not run: the submission did not build (" + b.failure + ")");
+    std::string why;
+    std::set<std::string> own = defined_kernels(b.library, &why);
+    if (!why.empty()) return fail("cuobjdump could not list the library's kernels: " + why);
+    const Plan& p = cuda_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> problems;
+    std::set<std::string> ran_own, all;
+    for (const char* of : {"cuda.f16.0.0", "cuda.view.t_s.0"}) {
+      const Call& c = p.call(of);
+      json o = answer(g, std::string("kernels.") + of, "kernels", &why);
+      if (o.is_null()) { problems.push_back(c.text() + ": " + why); continue; }
+      if (o["raised"] == true) { problems.push_back(c.text() + ": " + raised_text(o)); continue; }
+      std::vector<std::string> names = o.value("kernels", std::vector<std::string>{});
+      bool mine = false;
+      std::string listed;
+      for (auto& k : names) {
+        all.insert(k);
+        listed += (listed.empty() ? "" : ", ") + k;
+        if (own.count(function_name(k))) { mine = true; ran_own.insert(function_name(k)); }
+        else if (library_gemm(k)) problems.push_back(c.text() + ": the product was done by a library GEMM: " + k);
+      }
+      if (!mine) problems.push_back(c.text() + ": none of the kernels it launched is yours (launched: " +
+                                    (listed.empty() ? std::string("none") : listed) + ")");
+    }
+    std::string defined;
+    for (auto& k : own) defined += (defined.empty() ? "" : ", ") + k;
+    if (problems.empty())
+      return pass("your kernel did the work: " + std::string(ran_own.begin()->c_str()) + " ran inside course::mm16 (" +
+                  std::to_string(all.size()) + " kernel(s) launched, no library GEMM)");
+    fail("the operator's own kernel did not do the work",
+         "the kernels launched inside course::mm16 (the profiler's trace) include one your library defines (" +
+             (defined.empty() ? std::string("cuobjdump lists none") : defined) + "), and no cuBLAS/CUTLASS GEMM",
+         lines(problems));
+  }
+
+  TEST_CASE("memcheck.cuda") {
+    if (skip_without_cuda()) return;
+    if (Session::get().toolchain.value("compute_sanitizer", "").empty())
+      return skip("compute-sanitizer is not installed here (it comes with the CUDA toolkit): the memory-safety "
+                  "row needs it");
+    std::vector<std::string> problems;
+    std::string summaries;
+    for (auto [tool, plan] : {std::pair<std::string, const Plan*>{"memcheck", &memcheck_plan()}, {"racecheck", &racecheck_plan()}}) {
+      const GroupResult& g = run_sanitized(*plan, tool);
+      SanitizerLog log = read_sanitizer_log(g.dir / (tool + ".log"));
+      const ProcessResult& pr = g.process;
+      if (pr.exited && pr.exit_code == kSanitizerFoundErrors) {
+        problems.push_back(tool + " reported: " + (log.first_error.empty() ? log.summary : log.first_error));
+        continue;
+      }
+      if (!g.ok) { problems.push_back(tool + ": " + g.failure); continue; }
+      if (log.summary.empty()) { problems.push_back(tool + ": compute-sanitizer wrote no summary"); continue; }
+      for (auto& c : plan->calls) {  // a clean run proves something only if the products ran
+        std::string why;
+        json o = answer(g, c.name, "call", &why);
+        if (o.is_null() || o["raised"] == true)
+          problems.push_back(tool + ": " + c.text() + " did not run: " + (o.is_null() ? why : raised_text(o)));
+      }
+      summaries += (summaries.empty() ? "" : "; ") + log.summary.substr(std::min<std::size_t>(10, log.summary.size()));
+    }
+    if (problems.empty())
+      return pass("under compute-sanitizer, every shape class (edge tiles included) and the views: " + summaries);
+    std::vector<const Call*> calls;
+    for (auto& c : memcheck_plan().calls) calls.push_back(&c);
+    fail("compute-sanitizer found a memory error or a shared-memory hazard in the operator",
+         "no out-of-bounds or misaligned access (memcheck) and no shared-memory race (racecheck) for " + shapes_of(calls),
+         lines(problems));
   }
 }

@@ -210,6 +210,7 @@ Plan build_cpu() {
 
 Plan build_cuda() {
   Plan p;
+  p.gpu = true;
   auto rng = rng_for("mm16 cuda");
   const auto& sc = shapes();
   for (std::size_t i = 0; i < sc.size(); ++i) add_pair(p, rng, "cuda.f16." + std::to_string(i), sc[i], "F16", "cuda", Role::Forward);
@@ -219,6 +220,9 @@ Plan build_cuda() {
   if (has_check("stream.cuda"))
     for (const char* of : {"cuda.f16.0.0", "cuda.f16.7.0"})  // a small product and a tall one
       p.probe({{"kind", "stream"}, {"name", std::string("stream.") + of}, {"of", of}});
+  if (has_check("kernel.cuda"))  // evidence of what ran: an edge-tile product, and one whose input needs a copy
+    for (const char* of : {"cuda.f16.0.0", "cuda.view.t_s.0"})
+      p.probe({{"kind", "kernels"}, {"name", std::string("kernels.") + of}, {"of", of}});
   if (Session::get().cuda_device_count() > 1)
     p.probe({{"kind", "guard"}, {"name", "guard.cuda.f16.0.0"}, {"of", "cuda.f16.0.0"}});
   if (has_check("opcheck.cuda"))
@@ -229,6 +233,7 @@ Plan build_cuda() {
 
 Plan build_ptx() {  // the PTX-only build: one product of every shape class
   Plan p;
+  p.gpu = true;
   auto rng = rng_for("mm16 ptx");
   const auto& sc = shapes();
   for (std::size_t i = 0; i < sc.size(); ++i) {
@@ -241,6 +246,7 @@ Plan build_ptx() {  // the PTX-only build: one product of every shape class
 
 Plan build_capture() {  // every shape class: an operator that synchronises only above some size is seen
   Plan p;
+  p.gpu = true;
   auto rng = rng_for("mm16 capture");
   const auto& sc = shapes();
   for (std::size_t i = 0; i < sc.size(); ++i) {
@@ -253,6 +259,7 @@ Plan build_capture() {  // every shape class: an operator that synchronises only
 
 Plan build_contract(const std::string& device) {
   Plan p;
+  p.gpu = device == "cuda";
   auto spec = [](const char* dtype, std::vector<int64_t> shape, const char* on = nullptr) {
     json s = {{"dtype", dtype}, {"shape", shape}};
     if (on) s["device"] = on;
@@ -275,6 +282,32 @@ Plan build_contract(const std::string& device) {
     add("3-D input on CUDA: mm16(a[2, 3, 4], b[4, 2])", spec("float16", {2, 3, 4}), spec("float16", {4, 2}), false);
     add("valid call: mm16(float16 CUDA a[3, 4], b[4, 2])", spec("float16", {3, 4}), spec("float16", {4, 2}), true);
   }
+  return p;
+}
+
+Plan build_memcheck() {  // every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K) and every view kind
+  Plan p;
+  p.gpu = true;
+  auto rng = rng_for("mm16 memcheck");
+  const auto& sc = shapes();
+  for (std::size_t i = 0; i < sc.size(); ++i)
+    p.add(single("memcheck.f16." + std::to_string(i), sc[i].label, sc[i].M, sc[i].K, sc[i].N, "F16", "cuda",
+                 Role::Forward, rng));
+  Call v = single("memcheck.view", sc[0].label, sc[0].M, sc[0].K, sc[0].N, "F16", "cuda", Role::View, rng,
+                  View::Offset);
+  v.view_b = View::ColumnSliced;
+  p.add(std::move(v));
+  return p;
+}
+
+Plan build_racecheck() {  // the shared-memory staging, with edge tiles and with full tiles
+  Plan p;
+  p.gpu = true;
+  auto rng = rng_for("mm16 racecheck");
+  const auto& sc = shapes();
+  for (std::size_t i : {0, 1})
+    p.add(single("racecheck.f16." + std::to_string(i), sc[i].label, sc[i].M, sc[i].K, sc[i].N, "F16", "cuda",
+                 Role::Forward, rng));
   return p;
 }
 
@@ -401,8 +434,32 @@ const Plan& ptx_plan() {
   return p;
 }
 
+const Plan& memcheck_plan() {
+  static Plan p = build_memcheck();
+  return p;
+}
+const Plan& racecheck_plan() {
+  static Plan p = build_racecheck();
+  return p;
+}
+
 const GroupResult& run(const Plan& plan, const std::string& variant) {
-  return Session::get().group("mm16", plan.request_args(), plan.inputs, variant);
+  json args = plan.request_args();
+  if (plan.gpu) args["judge_gpu"] = true;
+  return Session::get().group("mm16", args, plan.inputs, variant);
+}
+
+const GroupResult& run_sanitized(const Plan& plan, const std::string& tool) {
+  auto& s = Session::get();
+  json args = plan.request_args();
+  args["judge_gpu"] = true;
+  args["judge_wrapper"] = {s.toolchain.value("compute_sanitizer", ""), "--tool", tool, "--error-exitcode",
+                           std::to_string(kSanitizerFoundErrors), "--print-limit", "20", "--log-file", tool + ".log"};
+  // Without torch's caching allocator every tensor is its own allocation, so a read one element past an input
+  // leaves it and the tool sees it (inside a cached block it would not).
+  args["judge_env"] = {{"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}};
+  args["judge_timeout_s"] = 4 * s.cfg.worker_timeout_s;  // the tool slows every kernel and torch's start
+  return s.group("mm16", args, plan.inputs);
 }
 
 json answer(const GroupResult& g, const std::string& name, const std::string& kind, std::string* why) {

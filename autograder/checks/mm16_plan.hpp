@@ -49,6 +49,7 @@ class Plan {
   std::vector<Call> calls;
   std::map<std::string, Tensor> inputs;  // the stored tensors the request carries
   json probes = json::array();           // request["probes"], in the order the worker runs them
+  bool gpu = false;                      // its run uses the GPU (after a GPU run times out, it is not started)
 
   const Call& call(const std::string& name) const;
   std::vector<const Call*> with_role(Role r) const;
@@ -63,10 +64,16 @@ const Plan& cpu_plan();       // forward, dtypes, views, fake/meta, torch.compil
 const Plan& cuda_plan();      // the same products on CUDA, views, the stream probe, the device guard, opcheck
 const Plan& capture_plan();   // one eager call and one CUDA-graph capture per shape class
 const Plan& ptx_plan();       // one product of every shape class, for the PTX-only build
+const Plan& memcheck_plan();  // one product of every shape class and of every view kind, under compute-sanitizer
+const Plan& racecheck_plan(); // two products (edge tiles, full tiles), under compute-sanitizer's racecheck
 const Plan& contract_plan(const std::string& device);  // invalid calls (and one valid one) on tensors of ones
 
-// The worker run of a plan (variant "ptx": the PTX-only build); NotRun when it gave no usable answer.
+// The worker run of a plan (variant "ptx": the PTX-only build).
 const GroupResult& run(const Plan& plan, const std::string& variant = "default");
+// The worker run of a plan under compute-sanitizer's `tool` (memcheck, racecheck): its log is TOOL.log in the run's
+// folder, and the run exits with kSanitizerFoundErrors when the tool reported an error.
+constexpr int kSanitizerFoundErrors = 97;
+const GroupResult& run_sanitized(const Plan& plan, const std::string& tool);
 // The answer to probe `name` of `kind`, held to mm16_protocol.json; null (json()) with `why` set when it is missing
 // or does not match the declaration.
 json answer(const GroupResult& g, const std::string& name, const std::string& kind, std::string* why);

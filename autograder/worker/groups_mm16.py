@@ -273,6 +273,32 @@ def probe_guard(run, p):
     return _outcome(out)
 
 
+def probe_kernels(run, p):
+    from torch.profiler import ProfilerActivity, profile
+
+    op = _op()
+    a, b = run.operands_of(p["of"])
+    try:
+        op(a, b)  # warm-up: module loading and first-call set-up are not the op's
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            op(a, b)
+            torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        return _outcome(error=e)
+    names = set()
+
+    def collect(event):  # a kernel belongs to the event that launched it, often a child of the op (aten::copy_)
+        names.update(k.name for k in event.kernels)
+        for child in event.cpu_children:
+            collect(child)
+
+    for event in prof.events():
+        if event.name == "course::mm16":
+            collect(event)
+    return {"raised": False, "kernels": sorted(names)}
+
+
 def probe_capture(run, p):
     a, b = run.operands_of(p["of"])
     graph = torch.cuda.CUDAGraph()
