@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -310,6 +311,32 @@ std::set<std::string> defined_kernels(const fs::path& lib, std::string* why) {
 bool library_gemm(const std::string& kernel) {
   static const std::regex gemm("gemm|gemv|cutlass|cublas|xmma|splitk", std::regex::icase);
   return std::regex_search(kernel, gemm);
+}
+
+// Whether compute-sanitizer works on this machine at all, asked of a program that is not the submission's (a
+// submission cannot make the row SKIPPED by upsetting the tool): "" when it does, else why not.
+std::string sanitizer_unusable() {
+  static std::optional<std::string> why;
+  if (why) return *why;
+  auto& s = Session::get();
+  ProcessSpec spec{{s.toolchain.value("compute_sanitizer", ""), "--tool", "memcheck", "--error-exitcode", "97",
+                    s.toolchain.value("python", ""), "-c", "import torch; print(torch.ones(8, device='cuda').sum().item())"},
+                   current_environment(), s.cfg.work_dir.string(), 300, 16 * 1024};
+  ProcessResult r = run_process(spec);
+  if (r.exited && r.exit_code == 0 && r.out.find("8.0") != std::string::npos) {
+    why = "";
+  } else {
+    std::string said = r.out + r.err, first;
+    for (std::size_t pos = 0; pos < said.size() && first.empty();) {  // the tool's first error line
+      std::size_t nl = said.find('\n', pos);
+      std::string line = said.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      if (line.find("rror") != std::string::npos || line.find("not supported") != std::string::npos) first = line;
+      pos = nl == std::string::npos ? said.size() : nl + 1;
+    }
+    why = "compute-sanitizer cannot run on this machine (it " + r.describe() + " on a one-line torch program" +
+          (first.empty() ? std::string(")") : ": " + first.substr(0, 200) + ")") + ": not run, not passed";
+  }
+  return *why;
 }
 
 // The last report of compute-sanitizer's log: its first error block, or its summary line.
@@ -753,6 +780,8 @@ TEST_SUITE("mm16") {
     if (Session::get().toolchain.value("compute_sanitizer", "").empty())
       return skip("compute-sanitizer is not installed here (it comes with the CUDA toolkit): the memory-safety "
                   "row needs it");
+    std::string unusable = sanitizer_unusable();
+    if (!unusable.empty()) return skip(unusable);
     std::vector<std::string> problems;
     std::string summaries;
     for (auto [tool, plan] : {std::pair<std::string, const Plan*>{"memcheck", &memcheck_plan()}, {"racecheck", &racecheck_plan()}}) {

@@ -307,7 +307,8 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONUNBUFFERED"] = "1";
   if (args.value("hide_cuda", false)) env["CUDA_VISIBLE_DEVICES"] = "";
-  for (auto& [k, v] : args.value("judge_env", json::object()).items()) env[k] = v.get<std::string>();
+  const json extra_env = args.value("judge_env", json::object());  // (a named value: items() of a temporary dangles)
+  for (auto& [k, v] : extra_env.items()) env[k] = v.get<std::string>();
   std::vector<std::string> argv;
   for (auto& w : args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());
   argv.insert(argv.end(), {toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),

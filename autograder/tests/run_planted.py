@@ -21,8 +21,8 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
 Always checked: exactly one "score" line (the judge's); results.json validates against Gradescope's format
 (autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; no
 process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
-Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device, and otherwise
-PASS or FAIL as listed: the GPU run of the same case is the stronger test.
+Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device (and those that need
+"devices": N on one with fewer), and otherwise PASS or FAIL as listed: the GPU run of the same case is the stronger test.
 The outcome (with every row) is also written to RESULTS_DIR/EXERCISE/CASE.json, read by threats.py (THREATS.md) and
 tools/verdicts_table.py (the GPU evidence tables).
 """
@@ -171,11 +171,16 @@ def main():
 
         cuda = rows and any(r["status"] != "SKIPPED" for r in rows.values()
                             if any(c["id"] == r["id"] and c.get("cuda") for c in checks))
+        devices = 0
+        if cuda and any(c.get("devices", 1) > 1 for c in checks):  # rows that need several GPUs
+            import torch
+
+            devices = torch.cuda.device_count()
         for c in checks:
             cid = c["id"]
             seen = rows.get(cid, {}).get("status", "MISSING")
-            if c.get("cuda") and not cuda:
-                want = "SKIPPED"
+            if c.get("cuda") and (not cuda or c.get("devices", 1) > devices > 0):
+                want = "SKIPPED"  # no GPU here, or fewer GPUs than the check needs: never passed, never failed
             else:
                 want = "FAIL" if cid in expected.get("fail", []) else "PASS"
             if seen != want:

@@ -2,7 +2,8 @@
 # The course's GPU run: on a machine with a CUDA device and an already-installed torch (no venv, no downloads),
 # runs the README's main command and the test suite, then the suite again with the GPU hidden.
 #
-#   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three)
+#   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
+#                                                 gpu-cases-no-gpu, cuda-cases, late-cases, hang
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -50,8 +51,14 @@ grader_tests='planted/|judge/|build/'
 for s in $steps; do
   case $s in
     main) COURSE_MAIN_JOBS=${COURSE_MAIN_JOBS:-9} step main ./course main ;;
-    gpu-cases)  # every reference solution, the planted cases whose verdicts need the GPU, and all of 07-09's
-      step gpu-cases ./course test -R 'planted/0[1-9]_[a-z_]*/reference$|planted/0[4-6]_[a-z_]*/(stub|default_stream|device_sync|no_kernel|output_on_cpu|kernel_never_ends)$|planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
+    gpu-cases)  # every reference solution, every planted case of the CUDA exercises (04-06), and all of 07-09's
+      step gpu-cases ./course test -R 'planted/0[1-9]_[a-z_]*/reference$|planted/0[4-6]_|planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
+    cuda-cases)  # the references and every planted case of the CUDA exercises (04-06) only
+      step cuda-cases ./course test -R 'planted/0[3-6]_[a-z_]*/reference$|planted/0[4-6]_' ;;
+    late-cases)  # 07-09's planted cases and the CUDA targets test
+      step late-cases ./course test -R 'planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
+    hang)  # issue 31: a kernel that never ends, graded with the default settings, beside the reference's grade time
+      step hang bash "$root/tools/gpu/time_hang.sh" "$logs" ;;
     gpu-cases-no-gpu)  # the references with CUDA rows, the GPU hidden: those rows SKIPPED, the rest PASS
       CUDA_VISIBLE_DEVICES= step gpu-cases-no-gpu ./course test -R 'planted/0[4-9]_[a-z_]*/reference$' ;;
     test) step test ./course test -R "$grader_tests" ;;
