@@ -4,7 +4,10 @@
     exercise (the names come from the built judge itself: `judge --list-checks`);
   * every file an exercise declares as given (carried forward from an earlier exercise) is, in the stub and in the
     solution, the code of the reference solution that first holds it: only the leading comment (which names the
-    exercise) and snippet markers may differ. A copy that drifted is named, with its first differing line.
+    exercise) and snippet markers may differ. A copy that drifted is named, with its first differing line;
+  * every other stub file is its solution with TODO blocks in place of the student's part: outside its TODO(student)
+    blocks (the marker, and what follows it at the same or a deeper indentation), the stub's code lines appear in the
+    solution, in order (comments and blank lines aside). Scaffolding that drifted between the two is named.
 """
 from __future__ import annotations
 
@@ -57,6 +60,81 @@ def given_problems(root: Path) -> list[str]:
     return problems
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _code_line(line: str, python: bool) -> str:
+    """The line's code, its trailing comment and surrounding blanks removed ("" for a comment or blank line)."""
+    marker = "#" if python else "//"
+    quote = None
+    for i, ch in enumerate(line):  # a comment marker inside a string literal is not a comment
+        if quote:
+            if ch == quote and line[i - 1] != "\\":
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif line.startswith(marker, i):
+            return line[:i].strip()
+    return line.strip()
+
+
+def scaffold_lines(path: Path, drop_todo_blocks: bool) -> list[str]:
+    """The file's code lines: no header (leading comments or module docstring), no comments, no blank lines, and
+    (in a stub) no TODO(student) blocks."""
+    python = path.suffix == ".py"
+    lines = path.read_text().splitlines()
+    i = 0
+    first = lines[0].lstrip() if lines else ""
+    if python and first[:3] in ('"' * 3, "'" * 3):
+        q = first[:3]
+        i = 1 if first.count(q) >= 2 else next((k + 1 for k in range(1, len(lines)) if q in lines[k]), len(lines))
+    while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#" if python else "//")):
+        i += 1
+    out, todo_indent, docstring = [], None, None
+    for line in lines[i:]:
+        stripped = line.strip()
+        if python and docstring is None and stripped[:3] in ('"' * 3, "'" * 3):  # a docstring is prose, not code
+            if stripped.count(stripped[:3]) < 2:
+                docstring = stripped[:3]
+            continue
+        if docstring is not None:
+            if docstring in line:
+                docstring = None
+            continue
+        if drop_todo_blocks and "TODO(student)" in line:
+            todo_indent = _indent(line)
+            continue
+        if todo_indent is not None:
+            if not line.strip() or _indent(line) >= todo_indent:
+                continue
+            todo_indent = None
+        code = _code_line(line, python)
+        if code and not code.startswith("// --8<--"):
+            out.append(code)
+    return out
+
+
+def scaffold_problems(root: Path) -> list[str]:
+    problems = []
+    for ex in course_metadata.exercise_ids(root):
+        given = course_metadata.raw(ex, root).get("given", {})
+        for stub in sorted((root / "exercises" / ex).iterdir()):
+            sol = root / "solutions" / ex / stub.name
+            if stub.name in given or stub.suffix not in (".cpp", ".cu", ".h", ".py") or not sol.is_file():
+                continue
+            want, have = scaffold_lines(stub, True), scaffold_lines(sol, False)
+            at = 0
+            for line in want:  # in order: each next stub line further down the solution
+                found = next((k for k in range(at, len(have)) if have[k] == line), None)
+                if found is None:
+                    problems.append(f"exercises/{ex}/{stub.name} drifted from solutions/{ex}/{stub.name} outside its "
+                                    f"TODO(student) blocks: {line[:80]!r} is not in the solution (in that order)")
+                    break
+                at = found + 1
+    return problems
+
+
 def check_problems(root: Path, judge: str | None) -> list[str]:
     """Listed checks against the judge's compiled test cases (skipped, with a note, when no judge is given)."""
     listed = {}
@@ -93,4 +171,4 @@ def problems(root: Path, judge: str | None = None) -> list[str]:
             found.append(str(e))
     if found:  # the rest assumes loadable metadata
         return found
-    return given_problems(root) + check_problems(root, judge)
+    return given_problems(root) + scaffold_problems(root) + check_problems(root, judge)

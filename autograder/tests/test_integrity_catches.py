@@ -45,6 +45,9 @@ BREAKAGES = {
     "a solution's copy of a given file drifts": (
         lambda t: replace(t / "solutions/06_autograd/mm16_kernel.h", "#pragma once", "#pragma once\n#define DRIFT 1"),
         "solutions/06_autograd/mm16_kernel.h drifted from solutions/04_cuda/mm16_kernel.h"),
+    "a stub's given scaffolding drifts from its solution": (
+        lambda t: replace(t / "exercises/04_cuda/mm16_kernel.cu", "constexpr int kTile = 16;", "constexpr int kTile = 32;"),
+        "exercises/04_cuda/mm16_kernel.cu drifted from solutions/04_cuda/mm16_kernel.cu outside its TODO(student) blocks"),
     "exercise.json breaks its schema": (
         lambda t: edit_json(t / "exercises/03_cpu/exercise.json", lambda d: d.update(hint="a misspelt key")),
         "exercises/03_cpu/exercise.json: breaks exercise.schema.json"),
