@@ -518,6 +518,38 @@ TEST_SUITE("mm16") {
     fail("the compiled function's output is wrong", "2 * (a @ b)", lines(problems));
   }
 
+  TEST_CASE("compile.dynamic") {
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::string why;
+    json e = answer(g, "compiled.dynamic", "compile", &why);
+    std::vector<const Call*> used;
+    for (const char* of : {"cpu.f16.0.0", "cpu.f16.2.0", "cpu.f16.3.0"}) used.push_back(&p.call(of));
+    const std::string shapes = shapes_of(used);
+    const std::string want = "one compilation for " + shapes + " with M and N marked dynamic (torch._dynamo.mark_dynamic), "
+                             "right values";
+    if (e.is_null()) return fail("torch.compile(dynamic=True) gave no result: " + why, want);
+    if (e["raised"] == true)
+      return fail("torch.compile(dynamic=True) failed: a size the op was marked dynamic in was made a constant "
+                  "(a.size(i) instead of a.sym_size(i)?)", want, raised_text(e));
+    int compilations = e.value("compilations", 0);
+    if (compilations != 1)
+      return fail("torch.compile(dynamic=True) compiled " + std::to_string(compilations) + " times for three shapes: "
+                  "the fake (Meta) kernel specialised a size, so every new shape recompiles",
+                  want, std::to_string(compilations) + " compilations");
+    std::vector<std::string> problems;
+    for (std::size_t i = 0; i < used.size(); ++i) {
+      Expected ref = used[i]->expected();
+      for (auto& v : ref.values) v *= 2;
+      Tolerance tol = used[i]->tolerance();
+      Comparison cmp = compare(tensor(g, "compiled.dynamic." + std::to_string(i)), ref, {2 * tol.atol, tol.rtol});
+      if (!cmp.ok) problems.push_back("2 * (" + used[i]->text() + "): " + cmp.detail);
+    }
+    if (problems.empty()) return pass("one compilation, symbolic M and N, right values for " + shapes);
+    fail("the dynamically compiled function's output is wrong", "2 * (a @ b)", lines(problems));
+  }
+
   TEST_CASE("opcheck.cpu") {
     const Plan& p = cpu_plan();
     const GroupResult& g = run(p);

@@ -196,6 +196,9 @@ Plan build_cpu() {
         p.probe({{"kind", kind}, {"name", std::string(kind) + "." + of}, {"of", of}});
   if (has_check("compile.fullgraph"))
     p.probe({{"kind", "compile"}, {"name", "compiled"}, {"of", {"cpu.f16.0.0", "cpu.f16.2.0"}}, {"dynamic", false}});
+  if (has_check("compile.dynamic"))  // three shapes, none with a size of 1 (torch specialises 0 and 1 anyway)
+    p.probe({{"kind", "compile"}, {"name", "compiled.dynamic"}, {"of", {"cpu.f16.0.0", "cpu.f16.2.0", "cpu.f16.3.0"}},
+             {"dynamic", true}});
   if (has_check("gradcheck.float64") || has_check("negative_control")) add_autograd(p, rng);
   if (has_check("opcheck.cpu")) {
     p.add(single("opcheck.f32.square", "square", 8, 8, 8, "F32", "cpu", Role::Opcheck, rng));
