@@ -62,7 +62,7 @@ void read_profile_run(const std::string& device, ProfileRun& run) {
   run.group = &s.require("profile", {{"device", device}, {"library", op}, {"seed", s.cfg.seed % 100000}});
   json trace;
   try {
-    trace = read_json_bounded(run.group->dir / "trace.json");
+    trace = read_json_bounded(trusted_evidence(*run.group, "trace.json"));
   } catch (const std::exception& e) {
     throw NotRun(std::string("the profiler's trace could not be read: ") + e.what());
   }

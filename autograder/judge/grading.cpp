@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sandbox.hpp"
+#include "sha256.hpp"
 #include "submission_files.hpp"
 
 namespace judge {
@@ -291,6 +292,7 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   fs::create_directories(dir);
   g.dir = dir;
   std::string nonce = random_token(16);
+  g.nonce = nonce;
   // args["library"] names another library to load instead of the submission's (the course's operator, or a planted
   // bug target of chapter 7); "" loads none. The submission's Python sources are importable from sources_dir.
   fs::path library = args.contains("library") ? fs::path(args["library"].get<std::string>()) : b.library;
@@ -407,6 +409,19 @@ int Session::cuda_device_count() { return cuda_available() ? (*cuda_probe_)["cou
 
 std::string Session::cuda_device_name() {
   return cuda_available() ? (*cuda_probe_)["name"].get<std::string>() : "";
+}
+
+fs::path trusted_evidence(const GroupResult& g, const std::string& name) {
+  const std::string marker = "course-evidence " + g.nonce + " " + name + " ";
+  std::size_t at = g.process.out.find(marker);
+  if (g.nonce.empty() || at == std::string::npos || (at > 0 && g.process.out[at - 1] != '\n'))
+    throw std::runtime_error("the worker did not announce " + name + " before running your code: it is not trusted");
+  std::size_t end = g.process.out.find('\n', at);
+  std::string announced = g.process.out.substr(at + marker.size(), end == std::string::npos ? end : end - at - marker.size());
+  fs::path file = g.dir / name;
+  if (sha256_file(file) != announced)
+    throw std::runtime_error(name + " was changed after the worker announced it (before your code ran): not trusted");
+  return file;
 }
 
 void pass(const std::string& detail) {

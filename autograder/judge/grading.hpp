@@ -59,6 +59,7 @@ struct GroupResult {
   bool ok = false;
   std::string failure;
   fs::path dir;                           // the run's folder (files the worker wrote, e.g. a profiler trace)
+  std::string nonce;                      // this run's, as the request carried it
   json report;                            // the worker's raw observations
   std::map<std::string, Tensor> tensors;  // tensors it returned
   ProcessResult process;
@@ -109,6 +110,11 @@ class Session {
   std::optional<json> cuda_probe_;
   std::string gpu_stopped_;  // why later GPU runs are not started (an earlier one timed out)
 };
+
+// The run's evidence file `name` (in its folder), only if it is what the worker announced before it ran submission
+// code (groups_common.announce_evidence: the first "course-evidence NONCE NAME SHA256" line of its output);
+// otherwise std::runtime_error saying why it is not trusted.
+fs::path trusted_evidence(const GroupResult& g, const std::string& name);
 
 // CMake's CUDA_ARCHITECTURES syntax ("75;90-real", "75-virtual") -> nvcc -gencode flags, as the judge builds with.
 std::vector<std::string> gencode_flags(const std::string& arch_list);

@@ -9,7 +9,7 @@ import os
 
 import torch
 
-from groups_common import describe_error, group, submission_module
+from groups_common import announce_evidence, describe_error, group, submission_module
 
 OPS = ["course::mm16", "course::mm16_scaled"]
 
@@ -53,6 +53,7 @@ def group_profile(request, inputs):
             torch.cuda.synchronize()
     trace = os.path.join(request["out_dir"], "trace.json")
     prof.export_chrome_trace(trace)
+    announce_evidence(request, trace)  # before the student's module is imported: it cannot rewrite the trace unseen
 
     student = submission_module(request, "profile_rows")
     answers = {}
