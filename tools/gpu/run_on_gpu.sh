@@ -3,7 +3,7 @@
 # runs the README's main command and the test suite, then the suite again with the GPU hidden.
 #
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
-#                                                 gpu-cases-no-gpu, cuda-cases, late-cases, hang
+#                                                 gpu-cases-no-gpu, cuda-cases, late-cases, harness-5x, hang
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -57,6 +57,8 @@ for s in $steps; do
       step cuda-cases ./course test -R 'planted/0[3-6]_[a-z_]*/reference$|planted/0[4-6]_' ;;
     late-cases)  # 07-09's planted cases and the CUDA targets test
       step late-cases ./course test -R 'planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
+    harness-5x)  # chapter 7's reference harness graded five times (new seed, new order each time): catches all, every time
+      step harness-5x bash -c 'for i in 1 2 3 4 5; do ./course test -R "planted/07_testing/reference$" || exit 1; done' ;;
     hang)  # issue 31: a kernel that never ends, graded with the default settings, beside the reference's grade time
       step hang bash "$root/tools/gpu/time_hang.sh" "$logs" ;;
     gpu-cases-no-gpu)  # the references with CUDA rows, the GPU hidden: those rows SKIPPED, the rest PASS
