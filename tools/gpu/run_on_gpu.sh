@@ -53,8 +53,8 @@ for s in $steps; do
     main) COURSE_MAIN_JOBS=${COURSE_MAIN_JOBS:-9} step main ./course main ;;
     gpu-cases)  # every reference solution, every planted case of the CUDA exercises (04-06), and all of 07-09's
       step gpu-cases ./course test -R 'planted/0[1-9]_[a-z_]*/reference$|planted/0[4-6]_|planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
-    cuda-cases)  # the references and every planted case of the CUDA exercises (04-06) only
-      step cuda-cases ./course test -R 'planted/0[3-6]_[a-z_]*/reference$|planted/0[4-6]_' ;;
+    cuda-cases)  # the references and stubs of 03-06 and every planted case of 04 (the ones whose verdicts need a GPU)
+      step cuda-cases ./course test -R 'planted/0[3-6]_[a-z_]*/(reference|stub)$|planted/04_cuda/' ;;
     late-cases)  # 07-09's planted cases and the CUDA targets test
       step late-cases ./course test -R 'planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
     harness-5x)  # chapter 7's reference harness graded five times (new seed, new order each time): catches all, every time
