@@ -4,6 +4,10 @@ The judge picks the library (the correct operator or a planted-bug one) and pass
 loads it itself. The report lists every test's outcome; the judge decides whether that outcome caught the bug. If the
 operator ends this process (exit() on an invalid call), no report is written: the judge sees a run that never
 finished, which is what a real test runner would show too.
+
+The operators under test count their own calls (autograder/operators_under_test/mm16_call_counter.cpp) into the file
+COURSE_MM16_CALLS names: the judge asks for one in this run's folder, and reads it after the run. Child processes the
+harness starts inherit the variable, so their calls count too.
 """
 import os
 import unittest
@@ -19,6 +23,9 @@ def _first_lines(text, n=6):
 @group("harness")
 def group_harness(request, inputs):
     os.environ["MM16_LIBRARY"] = request["args"]["target"]
+    calls = request["args"].get("calls_file", "")
+    if calls:
+        os.environ["COURSE_MM16_CALLS"] = os.path.join(request["out_dir"], calls)
     module = submission_module(request, "test_mm16")
     suite = unittest.defaultTestLoader.loadTestsFromModule(module)
     outcomes = {}
