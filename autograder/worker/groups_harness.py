@@ -10,6 +10,7 @@ COURSE_MM16_CALLS names: the judge asks for one in this run's folder, and reads 
 harness starts inherit the variable, so their calls count too.
 """
 import os
+import sys
 import unittest
 
 from groups_common import describe_error, group, submission_module
@@ -27,6 +28,9 @@ def group_harness(request, inputs):
     if calls:
         os.environ["COURSE_MM16_CALLS"] = os.path.join(request["out_dir"], calls)
     module = submission_module(request, "test_mm16")
+    # unittest finds a module's setUpModule / tearDownModule through sys.modules: without this it would skip them
+    # silently, and the harness would run differently here than under `python test_mm16.py`.
+    sys.modules[module.__name__] = module
     suite = unittest.defaultTestLoader.loadTestsFromModule(module)
     outcomes = {}
 
