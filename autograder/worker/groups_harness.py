@@ -16,8 +16,9 @@ import unittest
 from groups_common import describe_error, group, submission_module
 
 
-def _first_lines(text, n=6):
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+def _first_lines(text, n=6, width=500):
+    """The last n lines of a traceback (where the assertion's message is), each cut to `width` characters."""
+    lines = [line if len(line) <= width else line[:width] + " ..." for line in text.strip().splitlines() if line.strip()]
     return "\n".join(lines[-n:])
 
 
