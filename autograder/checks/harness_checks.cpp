@@ -105,7 +105,7 @@ std::pair<std::size_t, std::size_t> elf_section(const std::string& image, const 
   return {0, 0};
 }
 
-// Empties the kernel keyrings of the sandbox's uid (its user and user-session keyrings, and its persistent one).
+// Empties and discards the kernel keyrings of the sandbox's uid (its user, user-session and persistent keyrings).
 // Keyrings belong to a uid, not to a process or a mount namespace: a harness could leave a key in one run and read it
 // in the next, through any sandbox. Nothing to do when submission code runs as the judge's own uid (no uid of the
 // sandbox's own: those keys are the user's, and the protections list says the uid protection is off).
@@ -120,8 +120,10 @@ void empty_keyrings() {
       syscall(SYS_keyctl, KEYCTL_CLEAR, persistent);
       syscall(SYS_keyctl, KEYCTL_INVALIDATE, persistent);
     }
-    syscall(SYS_keyctl, KEYCTL_CLEAR, static_cast<long>(KEY_SPEC_USER_KEYRING));
-    syscall(SYS_keyctl, KEYCTL_CLEAR, static_cast<long>(KEY_SPEC_USER_SESSION_KEYRING));
+    for (long ring : {static_cast<long>(KEY_SPEC_USER_KEYRING), static_cast<long>(KEY_SPEC_USER_SESSION_KEYRING)}) {
+      syscall(SYS_keyctl, KEYCTL_CLEAR, ring);
+      syscall(SYS_keyctl, KEYCTL_INVALIDATE, ring);  // the kernel makes a new, empty one if the uid asks again
+    }
     _exit(0);
   }
   if (pid > 0) waitpid(pid, nullptr, 0);
