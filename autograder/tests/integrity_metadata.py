@@ -79,29 +79,34 @@ def _code_line(line: str, python: bool) -> str:
     return line.strip()
 
 
+def _python_prose(text: str) -> tuple[set[int], dict[int, int]]:
+    """Lines that hold docstrings (a string that is a statement of its own) and where comments start, by tokenize."""
+    import io
+    import tokenize
+
+    prose, comments, prev = set(), {}, tokenize.NEWLINE
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.start[1]
+        elif tok.type == tokenize.STRING and prev in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            prose.update(range(tok.start[0], tok.end[0] + 1))
+        if tok.type not in (tokenize.COMMENT, tokenize.NL):
+            prev = tok.type
+    return prose, comments
+
+
 def scaffold_lines(path: Path, drop_todo_blocks: bool) -> list[str]:
-    """The file's code lines: no header (leading comments or module docstring), no comments, no blank lines, and
-    (in a stub) no TODO(student) blocks."""
+    """The file's code lines: no header (leading comments or module docstring), no comments or docstrings, no blank
+    lines, and (in a stub) no TODO(student) blocks."""
     python = path.suffix == ".py"
-    lines = path.read_text().splitlines()
+    text = path.read_text()
+    lines = text.splitlines()
+    prose, comments = _python_prose(text) if python else (set(), {})
     i = 0
-    first = lines[0].lstrip() if lines else ""
-    if python and first[:3] in ('"' * 3, "'" * 3):
-        q = first[:3]
-        i = 1 if first.count(q) >= 2 else next((k + 1 for k in range(1, len(lines)) if q in lines[k]), len(lines))
-    while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#" if python else "//")):
+    while not python and i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("//")):
         i += 1
-    out, todo_indent, docstring = [], None, None
-    for line in lines[i:]:
-        stripped = line.strip()
-        if python and docstring is None and stripped[:3] in ('"' * 3, "'" * 3):  # a docstring is prose, not code
-            if stripped.count(stripped[:3]) < 2:
-                docstring = stripped[:3]
-            continue
-        if docstring is not None:
-            if docstring in line:
-                docstring = None
-            continue
+    out, todo_indent = [], None
+    for n, line in enumerate(lines[i:], start=i + 1):
         if drop_todo_blocks and "TODO(student)" in line:
             todo_indent = _indent(line)
             continue
@@ -109,7 +114,9 @@ def scaffold_lines(path: Path, drop_todo_blocks: bool) -> list[str]:
             if not line.strip() or _indent(line) >= todo_indent:
                 continue
             todo_indent = None
-        code = _code_line(line, python)
+        if n in prose:
+            continue
+        code = (line[:comments[n]] if n in comments else line).strip() if python else _code_line(line, False)
         if code and not code.startswith("// --8<--"):
             out.append(code)
     return out
