@@ -1,9 +1,13 @@
 #include "grading.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -32,6 +36,36 @@ std::string tail_lines(const std::string& s, std::size_t max_lines) {
     ++lines;
   }
   return pos == 0 && lines <= max_lines ? s : s.substr(pos + 1);  // (empty, or fewer lines than asked: all of it)
+}
+
+// Deep enough to overflow any stack; the volatile condition keeps the compiler from proving it infinite.
+volatile bool keep_recursing = true;
+int recurse(int depth) {
+  volatile char frame[4096];
+  frame[0] = static_cast<char>(depth);
+  return keep_recursing ? recurse(depth + 1) + frame[0] : 0;
+}
+
+// TEST HOOK (judge --test-fault CHECK[:KIND]): a fault of the judge's own inside check CHECK, at the first call it
+// makes to the session (build, group) or to a verdict function, so the tests can prove that the reports survive one.
+// KIND: segv (default, a store through a null pointer), abort, terminate (std::terminate), stack (a stack overflow),
+// exit0 (std::exit(0) in the middle of the grade).
+void test_fault_point() {
+  const Session& s = Session::get();
+  const std::string& spec = s.cfg.test_fault;
+  if (spec.empty() || !s.current) return;
+  auto colon = spec.find(':');
+  std::string id = spec.substr(0, colon), kind = colon == std::string::npos ? "segv" : spec.substr(colon + 1);
+  if (id != s.current->id) return;
+  struct rlimit no_core {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a planted fault leaves no core file behind
+  std::fflush(nullptr);
+  if (kind == "abort") std::abort();
+  if (kind == "terminate") std::terminate();
+  if (kind == "stack") std::printf("%d", recurse(0));
+  if (kind == "exit0") std::exit(0);
+  volatile int* volatile nowhere = nullptr;
+  *nowhere = 1;
 }
 
 std::vector<std::string> strings(const json& j, const char* key) {
@@ -139,6 +173,7 @@ void Session::init(Config c) {
 }
 
 const BuildResult& Session::build(const std::string& variant) {
+  test_fault_point();
   auto found = builds_.find(variant);
   if (found != builds_.end()) return found->second;
   BuildResult& b = builds_[variant];
@@ -262,6 +297,7 @@ const BuildResult& Session::build(const std::string& variant) {
 
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
+  test_fault_point();
   // Same group with other args (e.g. the contract per device) is another run: a hang on one side costs only its rows.
   // args["judge_tag"] tells runs apart for the judge alone: it is never shown to the worker (chapter 7's runs differ
   // only in the operator's bytes, which sit at one path for all of them).
@@ -392,6 +428,7 @@ std::string Session::cuda_device_name() {
 }
 
 void pass(const std::string& detail) {
+  test_fault_point();
   Row* r = Session::get().current;
   if (!r || r->verdict_given) return;
   r->verdict_given = true;
@@ -400,6 +437,7 @@ void pass(const std::string& detail) {
 }
 
 void fail(const std::string& detail, const std::string& expected, const std::string& seen) {
+  test_fault_point();
   Row* r = Session::get().current;
   if (r && !r->verdict_given) {
     r->verdict_given = true;
@@ -412,6 +450,7 @@ void fail(const std::string& detail, const std::string& expected, const std::str
 }
 
 void skip(const std::string& reason) {
+  test_fault_point();
   Row* r = Session::get().current;
   if (!r || r->verdict_given) return;
   r->verdict_given = true;

@@ -41,6 +41,9 @@ struct Config {
   uint64_t seed = 0;
   double worker_timeout_s = 120;
   double build_timeout_s = 600;
+  // Test hook (judge --test-fault CHECK[:KIND]): the judge faults on purpose inside that check, to prove that the
+  // reports survive a fault inside the judge itself. Empty: never.
+  std::string test_fault;
 };
 
 struct BuildResult {
@@ -101,6 +104,8 @@ class Session {
 
   std::vector<Row> rows;  // in the order the checks ran
   Row* current = nullptr;
+  // Set when the judge's own checking process died (main.cpp): one line, shown in every report.
+  std::string grader_crash;
 
  private:
   std::map<std::string, BuildResult> builds_;

@@ -322,6 +322,23 @@ void Sandbox::sweep_uid() const {
   }
 }
 
+void Sandbox::kill_leftovers(const fs::path& work_dir) const {
+  sweep_uid();
+  if (work_dir.empty()) return;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == getpid()) continue;
+    struct stat st;
+    if (::stat(e.path().c_str(), &st) != 0 || st.st_uid != geteuid()) continue;
+    std::error_code link_ec;
+    fs::path cwd = fs::read_symlink(e.path() / "cwd", link_ec);
+    if (!link_ec && inside(cwd, work_dir)) kill(pid, SIGKILL);
+  }
+}
+
 ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std::vector<fs::path>& read_only,
                            const fs::path& compiler_cache) {
   std::error_code ec;

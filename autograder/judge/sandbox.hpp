@@ -47,6 +47,9 @@ class Sandbox {
   bool all_on() const;
   nlohmann::json protections_json() const;
   bool bubblewrap() const { return use_bwrap_; }
+  // After the judge's checking process died mid-run: kills what it had started that may still run (processes of
+  // the sandbox uid, and of the judge's uid whose working folder is under `work_dir`).
+  void kill_leftovers(const std::filesystem::path& work_dir) const;
   int uid() const { return drop_uid_ ? uid_ : -1; }  // -1: submission code runs as the judge's uid
 
  private:

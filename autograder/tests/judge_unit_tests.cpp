@@ -1,6 +1,7 @@
 // Unit tests of the judge's own machinery: the tensor format and the JSON it reads from untrusted workers (with a
 // fuzz test of both readers), the one comparator, the process runner that must contain workers, and the pieces of
-// the reports (quoting, gencode flags, scores) that the end-to-end tests reach only indirectly.
+// the reports (quoting, gencode flags, scores, the rows of a judge that crashed) that the
+// end-to-end tests reach only indirectly.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -276,5 +277,35 @@ TEST_CASE("the score counts passed rows; a skipped row counts for neither side; 
   CHECK(sum.failed == 3);
   CHECK(sum.skipped == 1);
   s.rows.clear();
+  s.exercise.checks.clear();
+}
+
+TEST_CASE("a judge that crashed: its decided rows stand, the row it was deciding and every later one FAIL") {
+  auto& s = Session::get();
+  s.exercise.checks = {{"a", "A", "fix a", 1, false}, {"b", "B", "fix b", 2, false}, {"c", "C", "fix c", 3, false},
+                       {"d", "D", "fix d", 4, true}};
+  Row a{"a", "A", "fix a", Status::Pass, 1, 1, true, "fine", "", ""};
+  Row d{"d", "D", "", Status::Skip, 0, 4, true, "no device", "", ""};
+  json progress = {{"final", false}, {"deciding", "b"}, {"undecided", {"b", "c"}},
+                   {"rows", {row_json(a), row_json(d),
+                             // as write_progress records an undecided row: FAIL, never a pass it did not earn
+                             {{"id", "b"}, {"status", "PASS"}, {"max_points", 2}}}}};
+  auto rows = rows_after_crash(s, progress, "crashed deciding", "not decided");
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].status == Status::Pass);
+  CHECK(rows[0].points == 1);
+  CHECK(rows[1].status == Status::Fail);
+  CHECK(rows[1].detail == "crashed deciding");
+  CHECK(rows[1].hint.empty());  // not the student's to fix
+  CHECK(rows[2].status == Status::Fail);
+  CHECK(rows[2].detail == "not decided");
+  CHECK(rows[3].status == Status::Skip);
+  auto sum = summarize(rows);
+  CHECK(sum.score == 1);
+  CHECK(sum.failed == 2);
+  // nothing readable recorded: nothing was decided
+  auto none = rows_after_crash(s, json(), "crashed deciding", "not decided");
+  REQUIRE(none.size() == 4);
+  for (auto& r : none) CHECK((r.status == Status::Fail && r.detail == "not decided"));
   s.exercise.checks.clear();
 }

@@ -18,7 +18,8 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   max_output_bytes     bound on the judge's console output
   max_judge_rss_mb     bound on the judge's own peak memory (rows.json's judge_peak_rss_mb)
   threat, defence, known_limit: documentation, collected into autograder/THREATS.md
-Always checked: exactly one "score" line (the judge's); results.json validates against Gradescope's format
+Always checked: exactly one "score" line (the judge's); every report (table.txt, junit.xml, results.json, rows.json)
+is written and readable, rows.json is the final one; results.json validates against Gradescope's format
 (autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; no
 process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
 Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device, and otherwise
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from xml.etree import ElementTree
 
 import planted_cases
 
@@ -155,13 +157,20 @@ def main():
         print(proc.stderr, file=sys.stderr)
         time.sleep(expected.get("settle_s", 0))
         reports = {}
+        problems = []
         for fname in ("table.txt", "junit.xml", "results.json", "rows.json"):
             try:
                 with open(os.path.join(out, fname), errors="replace") as f:
                     reports[fname] = f.read()
             except OSError:
                 reports[fname] = ""
-        problems = []
+                problems.append(f"the judge wrote no {fname}")
+        try:
+            ElementTree.fromstring(reports["junit.xml"])
+        except ElementTree.ParseError as e:
+            problems.append(f"junit.xml is not well-formed XML: {e}")
+        if not any(l.startswith("score ") for l in reports["table.txt"].splitlines()):
+            problems.append("table.txt has no score line")
         try:
             rows_json = json.loads(reports["rows.json"])
             rows = {r["id"]: r for r in rows_json["rows"]}
@@ -169,6 +178,8 @@ def main():
             rows_json, rows = {}, {}
             problems.append(f"rows.json unreadable: {e}")
 
+        if rows_json.get("final") is not True:
+            problems.append("rows.json is not the final one (\"final\": true): the judge stopped before its reports")
         cuda = rows and any(r["status"] != "SKIPPED" for r in rows.values()
                             if any(c["id"] == r["id"] and c.get("cuda") for c in checks))
         for c in checks:
