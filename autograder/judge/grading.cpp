@@ -449,19 +449,27 @@ void fail(const std::string& detail, const std::string& expected, const std::str
   FAIL_CHECK(detail);
 }
 
-void skip(const std::string& reason) {
+void skip(const std::string& reason, const std::string& why_not_graded) {
   test_fault_point();
   Row* r = Session::get().current;
   if (!r || r->verdict_given) return;
   r->verdict_given = true;
   r->status = Status::Skip;
   r->detail = reason;
+  r->not_graded = why_not_graded.empty() ? reason : why_not_graded;
 }
 
 bool skip_without_cuda() {
   auto& s = Session::get();
   if (s.cuda_available()) return false;
-  skip("no CUDA device visible to torch here (CUDA_VISIBLE_DEVICES or no GPU): not run, not passed");
+  if (s.cfg.require_cuda) {
+    fail("not graded: this row needs a CUDA device, none is visible to torch here, and the grade was run with "
+         "--require-cuda (grade it on a machine with a GPU)",
+         "a CUDA device (--require-cuda)", "none visible (CUDA_VISIBLE_DEVICES or no GPU)");
+    if (Row* r = s.current) r->not_graded = kNeedsCuda;
+    return true;
+  }
+  skip("no CUDA device visible to torch here (CUDA_VISIBLE_DEVICES or no GPU): not run, not passed", kNeedsCuda);
   return true;
 }
 

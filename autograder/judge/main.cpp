@@ -36,6 +36,8 @@ const char* kUsage =
     "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR ")\n"
     "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR "/toolchain.json)\n"
     "  --worker-timeout S  wall-clock limit of one worker run, in seconds (default 120)\n"
+    "  --require-cuda      a check that needs a CUDA device FAILs (not graded, counted as failed) when there is none,\n"
+    "                      instead of being SKIPPED: a grade that could not run its CUDA rows is not complete\n"
     "  --protections       print (JSON) which sandbox protections this machine allows, and exit\n"
     "  --list              list the exercise's checks and exit\n"
     "  --list-checks       list every check compiled into this judge (its doctest test cases) and exit\n"
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
       else if (a == "--toolchain") cfg.toolchain_file = value("--toolchain");
       else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
       else if (a == "--worker-timeout") cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
+      else if (a == "--require-cuda") cfg.require_cuda = true;
       else if (a == "--test-fault") cfg.test_fault = value("--test-fault");
       else if (a == "--list") list = true;
       else if (a == "--list-checks") {

@@ -267,6 +267,12 @@ void write_reports(const Session& s, const std::vector<Row>& rows, double second
 Summary summarize(const std::vector<Row>& rows) {
   Summary sum;
   for (auto& r : rows) {
+    sum.all_points += r.max_points;
+    if (!r.not_graded.empty() && r.status != Status::Pass) {
+      sum.not_graded += r.max_points;
+      sum.not_graded_why[r.not_graded] += r.max_points;
+      if (r.status == Status::Fail) sum.not_graded_failed += r.max_points;
+    }
     if (r.status == Status::Skip) {
       ++sum.skipped;
       continue;
@@ -276,6 +282,22 @@ Summary summarize(const std::vector<Row>& rows) {
     (r.status == Status::Pass ? sum.passed : sum.failed)++;
   }
   return sum;
+}
+
+std::string not_graded_text(const Summary& sum) {
+  if (sum.not_graded <= 0) return "";
+  std::string t = fmt_points(sum.all_points - sum.not_graded) + " of " + fmt_points(sum.all_points) +
+                  " points graded: ";
+  bool first = true;
+  for (auto& [why, points] : sum.not_graded_why) {
+    t += (first ? "" : ", ") + fmt_points(points) + " not graded (" + why + ")";
+    first = false;
+  }
+  if (sum.not_graded_failed > 0)
+    t += sum.not_graded_failed == sum.not_graded ? ", counted as failed (--require-cuda)"
+                                                 : "; " + fmt_points(sum.not_graded_failed) +
+                                                       " of them counted as failed (--require-cuda)";
+  return t;
 }
 
 std::string render_table(const Session& s, const std::vector<Row>& rows, const Summary& sum, bool color) {
@@ -303,6 +325,7 @@ std::string render_table(const Session& s, const std::vector<Row>& rows, const S
   }
   o << "\nscore " << fmt_points(sum.score) << "/" << fmt_points(sum.max_score) << ": " << sum.passed << " passed, "
     << sum.failed << " failed, " << sum.skipped << " skipped\n";
+  if (auto t = not_graded_text(sum); !t.empty()) o << paint(Status::Skip, "NOT GRADED HERE") << ": " << t << "\n";
   if (!s.grader_crash.empty()) o << paint(Status::Fail, "GRADER CRASH") << ": " << s.grader_crash << "\n";
   o << protections_text(paint);
   bool any_failed = false;
@@ -322,6 +345,9 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
   o << "  <testsuite name=\"" << xml_escape(s.exercise.id) << "\" tests=\"" << rows.size() << "\" failures=\""
     << sum.failed << "\" skipped=\"" << sum.skipped << "\" errors=\"0\" time=\"" << seconds << "\">\n";
   o << "    <properties>\n";
+  o << "      <property name=\"not_graded_points\" value=\"" << fmt_points(sum.not_graded) << "\"/>\n";
+  if (auto t = not_graded_text(sum); !t.empty())
+    o << "      <property name=\"not_graded\" value=\"" << xml_escape(t) << "\"/>\n";
   if (!s.grader_crash.empty())
     o << "      <property name=\"grader_crash\" value=\"" << xml_escape(s.grader_crash) << "\"/>\n";
   for (auto& p : Sandbox::get().protections())
@@ -344,7 +370,7 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
 json row_json(const Row& r) {
   return {{"id", r.id}, {"title", r.title}, {"status", status_word(r.status)}, {"points", r.points},
           {"max_points", r.max_points}, {"detail", r.detail}, {"expected", r.expected}, {"seen", r.seen},
-          {"hint", r.hint}};
+          {"hint", r.hint}, {"not_graded", r.not_graded}};
 }
 
 Row row_from_json(const json& j) {
@@ -362,6 +388,7 @@ Row row_from_json(const json& j) {
   r.detail = text("detail");
   r.expected = text("expected");
   r.seen = text("seen");
+  r.not_graded = text("not_graded");
   return r;
 }
 
@@ -369,6 +396,10 @@ std::string render_rows_json(const Session& s, const std::vector<Row>& rows, con
   json out = {{"exercise", s.exercise.id}, {"seed", s.cfg.seed}, {"score", sum.score}, {"max_score", sum.max_score},
               {"passed", sum.passed}, {"failed", sum.failed}, {"skipped", sum.skipped}, {"rows", json::array()}};
   for (auto& r : rows) out["rows"].push_back(row_json(r));
+  // the points this machine could not grade, and why: machine-readable for the gradebook and the tests
+  out["points_total"] = sum.all_points;
+  out["not_graded"] = {{"points", sum.not_graded}, {"why", json(sum.not_graded_why)}};
+  out["require_cuda"] = s.cfg.require_cuda;
   out["protections"] = Sandbox::get().protections_json();
   out["sandbox_uid"] = Sandbox::get().uid();
   struct rusage self {};
@@ -387,16 +418,19 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
     ++n;
     json t = {{"name", r.id + ": " + r.title}, {"number", std::to_string(n)}, {"visibility", "visible"}};
     if (r.status == Status::Skip) {
-      // Gradescope knows only passed/failed: a skipped row counts for nothing either way and says why.
+      // Gradescope knows only passed/failed: a skipped row counts for nothing either way and says why, and how
+      // many points it leaves ungraded.
       t["score"] = 0;
       t["max_score"] = 0;
-      t["output"] = "SKIPPED: " + r.detail;
-      t["tags"] = {"skipped"};
+      t["output"] = "SKIPPED, " + fmt_points(r.max_points) + " point(s) not graded" +
+                    (r.not_graded.empty() ? "" : " (" + r.not_graded + ")") + ": " + r.detail;
+      t["tags"] = {"skipped", "not graded"};
     } else {
       t["score"] = r.points;
       t["max_score"] = r.max_points;
       t["status"] = r.status == Status::Pass ? "passed" : "failed";
       t["output"] = r.status == Status::Pass ? r.detail : failure_text(r);
+      if (!r.not_graded.empty()) t["tags"] = {"not graded"};
     }
     tests.push_back(t);
   }
@@ -409,8 +443,11 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
                              " failed, " + std::to_string(sum.skipped) + " skipped"},
               {"tests", tests}};
   // Gradescope keeps extra_data; the summary line says when a protection was off, so nobody reads it silently.
-  out["extra_data"] = {{"max_score", sum.max_score}, {"protections", Sandbox::get().protections_json()}};
+  out["extra_data"] = {{"max_score", sum.max_score}, {"protections", Sandbox::get().protections_json()},
+                       {"points_total", sum.all_points},
+                       {"not_graded", {{"points", sum.not_graded}, {"why", json(sum.not_graded_why)}}}};
   std::string line = out["output"].get<std::string>();
+  if (auto t = not_graded_text(sum); !t.empty()) line += ". NOT GRADED HERE: " + t;
   if (!s.grader_crash.empty()) {
     line += ". GRADER CRASH: " + s.grader_crash;
     out["extra_data"]["grader_crash"] = s.grader_crash;

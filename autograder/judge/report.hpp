@@ -1,6 +1,7 @@
 // What comes out of a grading run: the at-a-glance table on the console, JUnit XML, and Gradescope's
 // results.json. Only the judge writes these, from rows it decided itself.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,13 @@
 namespace judge {
 
 struct Summary {
-  double score = 0, max_score = 0;
+  double score = 0, max_score = 0;  // max_score: the points of the rows that were graded (skipped rows are not)
   int passed = 0, failed = 0, skipped = 0;
+  double all_points = 0;  // every row's points, graded or not
+  // Points not graded on this machine (SKIPPED rows, and rows --require-cuda failed instead), by reason: a total
+  // never hides them ("12 of 24 points graded: 12 not graded (needs a CUDA device)").
+  double not_graded = 0, not_graded_failed = 0;
+  std::map<std::string, double> not_graded_why;
 };
 
 // Text that may come from the submission, made safe to print inside a report line: control characters become '?',
@@ -20,6 +26,8 @@ std::string quoted(const std::string& text);
 // Rows in the exercise's check order; a check that produced no row gets a failing one ("no result").
 std::vector<Row> final_rows(const Session& s);
 Summary summarize(const std::vector<Row>& rows);
+// "12 of 24 points graded: 12 not graded (needs a CUDA device)"; empty when every point was graded.
+std::string not_graded_text(const Summary& sum);
 std::string render_table(const Session& s, const std::vector<Row>& rows, const Summary& sum, bool color);
 std::string render_junit(const Session& s, const std::vector<Row>& rows, double seconds);
 // Every row with its fields, for tools and tests (the course's own machine-readable format); `extra` keys are

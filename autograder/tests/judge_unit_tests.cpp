@@ -1,6 +1,6 @@
 // Unit tests of the judge's own machinery: the tensor format and the JSON it reads from untrusted workers (with a
 // fuzz test of both readers), the one comparator, the process runner that must contain workers, and the pieces of
-// the reports (quoting, gencode flags, scores, the rows of a judge that crashed) that the
+// the reports (quoting, gencode flags, scores, the points not graded, the rows of a judge that crashed) that the
 // end-to-end tests reach only indirectly.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -280,12 +280,36 @@ TEST_CASE("the score counts passed rows; a skipped row counts for neither side; 
   s.exercise.checks.clear();
 }
 
+TEST_CASE("the points not graded are counted by reason, never dropped from the totals") {
+  Row pass_cpu{"a", "A", "", Status::Pass, 2, 2, true, "", "", ""};
+  Row skip_cuda{"b", "B", "", Status::Skip, 0, 3, true, "no device", "", "", kNeedsCuda};
+  Row skip_cuda2{"c", "C", "", Status::Skip, 0, 4, true, "no device", "", "", kNeedsCuda};
+  Row skip_other{"d", "D", "", Status::Skip, 0, 1, true, "one GPU", "", "", "needs two CUDA devices"};
+  auto sum = summarize({pass_cpu, skip_cuda, skip_cuda2, skip_other});
+  CHECK(sum.score == 2);
+  CHECK(sum.max_score == 2);
+  CHECK(sum.all_points == 10);
+  CHECK(sum.not_graded == 8);
+  CHECK(sum.not_graded_why.at(kNeedsCuda) == 7);
+  CHECK(sum.not_graded_why.at("needs two CUDA devices") == 1);
+  CHECK(not_graded_text(sum) ==
+        "2 of 10 points graded: 7 not graded (needs a CUDA device), 1 not graded (needs two CUDA devices)");
+  // --require-cuda: the same rows FAIL, still as not graded; now they count against the score
+  Row req{"b", "B", "", Status::Fail, 0, 3, true, "not graded", "", "", kNeedsCuda};
+  auto strict = summarize({pass_cpu, req});
+  CHECK(strict.max_score == 5);
+  CHECK(strict.failed == 1);
+  CHECK(not_graded_text(strict) == "2 of 5 points graded: 3 not graded (needs a CUDA device), counted as failed "
+                                   "(--require-cuda)");
+  CHECK(not_graded_text(summarize({pass_cpu})).empty());
+}
+
 TEST_CASE("a judge that crashed: its decided rows stand, the row it was deciding and every later one FAIL") {
   auto& s = Session::get();
   s.exercise.checks = {{"a", "A", "fix a", 1, false}, {"b", "B", "fix b", 2, false}, {"c", "C", "fix c", 3, false},
                        {"d", "D", "fix d", 4, true}};
   Row a{"a", "A", "fix a", Status::Pass, 1, 1, true, "fine", "", ""};
-  Row d{"d", "D", "", Status::Skip, 0, 4, true, "no device", "", ""};
+  Row d{"d", "D", "", Status::Skip, 0, 4, true, "no device", "", "", kNeedsCuda};
   json progress = {{"final", false}, {"deciding", "b"}, {"undecided", {"b", "c"}},
                    {"rows", {row_json(a), row_json(d),
                              // as write_progress records an undecided row: FAIL, never a pass it did not earn
@@ -300,6 +324,7 @@ TEST_CASE("a judge that crashed: its decided rows stand, the row it was deciding
   CHECK(rows[2].status == Status::Fail);
   CHECK(rows[2].detail == "not decided");
   CHECK(rows[3].status == Status::Skip);
+  CHECK(rows[3].not_graded == kNeedsCuda);
   auto sum = summarize(rows);
   CHECK(sum.score == 1);
   CHECK(sum.failed == 2);
