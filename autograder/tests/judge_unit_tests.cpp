@@ -124,6 +124,18 @@ Expected want(std::vector<int64_t> shape, std::vector<double> v) { return Expect
 const double kNan = std::nan(""), kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
+TEST_CASE("a child that closes its output before it exits is waited for, not killed") {
+  // coreutils close stdout and stderr at exit: the pipes end before the process does
+  auto r = run_process({{"/bin/sh", "-c", "exec >&- 2>&-; sleep 0.3; exit 3"}, current_environment(), "", 10, 1024});
+  CHECK(r.exited);
+  CHECK(r.exit_code == 3);
+  CHECK(!r.timed_out);
+  // ... and the wall-clock limit still holds for one that runs on without output
+  r = run_process({{"/bin/sh", "-c", "exec >&- 2>&-; sleep 30"}, current_environment(), "", 0.5, 1024});
+  CHECK(r.timed_out);
+  CHECK(r.seconds < 10);
+}
+
 TEST_CASE("comparator: a NaN or an infinity where the reference is finite is wrong, wherever it is") {
   auto seen = t32({2, 2}, {1, kNan, 3, 4});
   auto c = compare(&seen, want({2, 2}, {1, 2, 3, 4}), {1e-3, 1e-3});
