@@ -205,7 +205,9 @@ const BuildResult& Session::build(const std::string& variant) {
   }
 
   const json& tc = toolchain;
-  auto env = current_environment();
+  // The compiler's settings on top of the sandbox's allowlisted environment (Sandbox::run): nothing else of the
+  // grading host's environment reaches the compiler (no NVCC_APPEND_FLAGS, CCACHE_PREFIX or CPATH of the host's).
+  std::map<std::string, std::string> env;
   std::string ccache = tc.value("ccache", "");
   // Each submission folder gets a compiler cache of its own: a regrade recompiles only the sources that changed,
   // and no submission can plant objects in another's cache.
@@ -331,7 +333,7 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   }
   { std::ofstream(dir / "request.json") << request.dump(2); }
 
-  auto env = current_environment();
+  std::map<std::string, std::string> env;  // on top of the sandbox's allowlist (Sandbox::run)
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONUNBUFFERED"] = "1";
   if (args.value("hide_cuda", false)) env["CUDA_VISIBLE_DEVICES"] = "";
@@ -408,7 +410,9 @@ const GroupResult& Session::require(const std::string& name, const json& args,
 
 bool Session::cuda_available() {
   if (!cuda_probe_) {
-    auto env = current_environment();
+    // the environment the workers get (the sandbox's allowlist), so the answer holds for them
+    auto env = submission_environment();
+    env["HOME"] = cfg.work_dir.string();
     ProcessSpec spec{{toolchain.at("python").get<std::string>(), "-c",
                       "import json, torch\n"
                       "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"

@@ -1,7 +1,7 @@
 // Unit tests of the judge's own machinery: the tensor format and the JSON it reads from untrusted workers (with a
-// fuzz test of both readers), the one comparator, the process runner that must contain workers, and the pieces of
-// the reports (quoting, gencode flags, scores, the points not graded, the rows of a judge that crashed) that the
-// end-to-end tests reach only indirectly.
+// fuzz test of both readers), the one comparator, the process runner that must contain workers, the environment
+// submission code gets, and the pieces of the reports (quoting, gencode flags, scores, the points not graded, the
+// rows of a judge that crashed) that the end-to-end tests reach only indirectly.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -21,6 +21,7 @@
 #include "../judge/process.hpp"
 #include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
+#include "../judge/sandbox.hpp"
 
 using namespace judge;
 
@@ -345,4 +346,35 @@ TEST_CASE("a judge that crashed: its decided rows stand, the row it was deciding
   REQUIRE(none.size() == 4);
   for (auto& r : none) CHECK((r.status == Status::Fail && r.detail == "not decided"));
   s.exercise.checks.clear();
+}
+
+TEST_CASE("submission code gets an allowlist of the host's environment, never the rest of it") {
+  setenv("COURSE_TEST_HOST_SECRET", "host-secret-value", 1);
+  setenv("NVCC_APPEND_FLAGS", "-DPLANTED", 1);
+  setenv("LD_PRELOAD", "/nonexistent/planted.so", 1);
+  auto env = submission_environment();
+  CHECK(env.count("COURSE_TEST_HOST_SECRET") == 0);
+  CHECK(env.count("NVCC_APPEND_FLAGS") == 0);
+  CHECK(env.count("LD_PRELOAD") == 0);
+  if (getenv("PATH")) CHECK(env.at("PATH") == getenv("PATH"));
+  // what the process sees: the caller's settings only where allowed, HOME and the caches the run's own
+  std::string scratch = temp_path("envdir");
+  fs::create_directories(scratch);
+  auto r = Sandbox::get().run({{"/usr/bin/env"}, {{"PYTHONUNBUFFERED", "1"}, {"COURSE_TEST_HOST_SECRET", "again"}},
+                               scratch, 10, 64 * 1024},
+                              scratch);
+  INFO(r.describe() << ": " << r.err);
+  CHECK(r.exited);
+  CHECK(r.out.find("host-secret-value") == std::string::npos);
+  CHECK(r.out.find("COURSE_TEST_HOST_SECRET") == std::string::npos);
+  CHECK(r.out.find("NVCC_APPEND_FLAGS") == std::string::npos);
+  CHECK(r.out.find("LD_PRELOAD") == std::string::npos);
+  CHECK(r.out.find("PYTHONUNBUFFERED=1\n") != std::string::npos);
+  CHECK(r.out.find("HOME=" + scratch + "\n") != std::string::npos);
+  CHECK(r.out.find("USER=grader\n") != std::string::npos);
+  CHECK(r.out.find("TORCHINDUCTOR_CACHE_DIR=" + scratch + "/.cache/torchinductor\n") != std::string::npos);
+  fs::remove_all(scratch);
+  unsetenv("COURSE_TEST_HOST_SECRET");
+  unsetenv("NVCC_APPEND_FLAGS");
+  unsetenv("LD_PRELOAD");
 }

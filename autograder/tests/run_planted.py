@@ -12,6 +12,8 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
                        the case is SKIPPED (exit 77), loudly, before it runs
   judge_args           extra judge options (e.g. a shorter --worker-timeout); with --require-cuda, the checks marked
                        "cuda" are expected to FAIL (not graded) on a machine without a CUDA device
+  judge_env            {"NAME": "VALUE"} (templated) added to the judge's environment: a variable of the grading
+                       host, which no process running submission code may see
   submission, patch, template, links, hardlinks, fifos, submission_link: how the submission is made
                        (planted_cases.py, shared with CMake and the integrity check)
   listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
@@ -177,10 +179,12 @@ def main():
         subs.update({"@COURSE_ROOT@": course_root, **planted_cases.substitutions(work)})
         out = os.path.join(work, "out")
         started = time.monotonic()
+        judge_env = dict(os.environ, **{k: planted_cases.substitute(v, subs)
+                                        for k, v in expected.get("judge_env", {}).items()})
         judge_args = expected.get("judge_args", [])
         proc = subprocess.run([args.judge, "--exercise", exercise, "--submission", submission, "--out", out,
                                "--course-root", course_root, "--no-color", *judge_args],
-                              capture_output=True, text=True, timeout=1800, errors="replace")
+                              capture_output=True, text=True, timeout=1800, errors="replace", env=judge_env)
         seconds = time.monotonic() - started
         print(proc.stdout)
         print(proc.stderr, file=sys.stderr)
