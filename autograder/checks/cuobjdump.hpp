@@ -34,7 +34,8 @@ inline CuobjdumpRun run_cuobjdump(const fs::path& lib, const std::vector<std::st
   fs::path scratch = Session::get().cfg.work_dir / ("cuobjdump-" + std::to_string(++runs));
   fs::remove_all(scratch);
   fs::create_directories(scratch);
-  auto r = Sandbox::get().run(ProcessSpec{argv, current_environment(), scratch.string(), 120, output_cap}, scratch,
+  // its environment: the sandbox's allowlist only (Sandbox::run), nothing else of the grading host's
+  auto r = Sandbox::get().run(ProcessSpec{argv, {}, scratch.string(), 120, output_cap}, scratch,
                               {lib.parent_path()});
   c.text = r.out + r.err;
   c.ran = r.exited;

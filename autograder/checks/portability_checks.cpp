@@ -178,7 +178,8 @@ const ProbeBuild& ptx_only_probe() {
                                 "-Xcompiler", "-fPIC"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"probe_kernel.cu", "-o", "libprobe.so"});
-  auto r = Sandbox::get().run(ProcessSpec{argv, current_environment(), dir.string(), s.cfg.build_timeout_s, 64 * 1024}, dir);
+  // nvcc's environment: the sandbox's allowlist only (Sandbox::run), as for the submission's own build
+  auto r = Sandbox::get().run(ProcessSpec{argv, {}, dir.string(), s.cfg.build_timeout_s, 64 * 1024}, dir);
   if (!r.exited || r.exit_code != 0) {
     b.why = "nvcc with your flags " + r.describe() + ": " + (r.err.empty() ? r.out : r.err).substr(0, 600);
     return b;

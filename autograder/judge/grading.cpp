@@ -1,9 +1,13 @@
 #include "grading.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -33,6 +37,36 @@ std::string tail_lines(const std::string& s, std::size_t max_lines) {
     ++lines;
   }
   return pos == 0 && lines <= max_lines ? s : s.substr(pos + 1);  // (empty, or fewer lines than asked: all of it)
+}
+
+// Deep enough to overflow any stack; the volatile condition keeps the compiler from proving it infinite.
+volatile bool keep_recursing = true;
+int recurse(int depth) {
+  volatile char frame[4096];
+  frame[0] = static_cast<char>(depth);
+  return keep_recursing ? recurse(depth + 1) + frame[0] : 0;
+}
+
+// TEST HOOK (judge --test-fault CHECK[:KIND]): a fault of the judge's own inside check CHECK, at the first call it
+// makes to the session (build, group) or to a verdict function, so the tests can prove that the reports survive one.
+// KIND: segv (default, a store through a null pointer), abort, terminate (std::terminate), stack (a stack overflow),
+// exit0 (std::exit(0) in the middle of the grade).
+void test_fault_point() {
+  const Session& s = Session::get();
+  const std::string& spec = s.cfg.test_fault;
+  if (spec.empty() || !s.current) return;
+  auto colon = spec.find(':');
+  std::string id = spec.substr(0, colon), kind = colon == std::string::npos ? "segv" : spec.substr(colon + 1);
+  if (id != s.current->id) return;
+  struct rlimit no_core {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a planted fault leaves no core file behind
+  std::fflush(nullptr);
+  if (kind == "abort") std::abort();
+  if (kind == "terminate") std::terminate();
+  if (kind == "stack") std::printf("%d", recurse(0));
+  if (kind == "exit0") std::exit(0);
+  volatile int* volatile nowhere = nullptr;
+  *nowhere = 1;
 }
 
 std::vector<std::string> strings(const json& j, const char* key) {
@@ -140,6 +174,7 @@ void Session::init(Config c) {
 }
 
 const BuildResult& Session::build(const std::string& variant) {
+  test_fault_point();
   auto found = builds_.find(variant);
   if (found != builds_.end()) return found->second;
   BuildResult& b = builds_[variant];
@@ -171,7 +206,9 @@ const BuildResult& Session::build(const std::string& variant) {
   }
 
   const json& tc = toolchain;
-  auto env = current_environment();
+  // The compiler's settings on top of the sandbox's allowlisted environment (Sandbox::run): nothing else of the
+  // grading host's environment reaches the compiler (no NVCC_APPEND_FLAGS, CCACHE_PREFIX or CPATH of the host's).
+  std::map<std::string, std::string> env;
   std::string ccache = tc.value("ccache", "");
   // Each submission folder gets a compiler cache of its own: a regrade recompiles only the sources that changed,
   // and no submission can plant objects in another's cache.
@@ -263,6 +300,7 @@ const BuildResult& Session::build(const std::string& variant) {
 
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
+  test_fault_point();
   // Same group with other args (e.g. the contract per device) is another run: a hang on one side costs only its rows.
   // Keys starting with "judge_" are for the judge alone and never shown to the worker: judge_tag tells runs apart
   // (chapter 7's runs differ only in the operator's bytes, which sit at one path for all of them); judge_gpu marks a
@@ -305,7 +343,7 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   }
   { std::ofstream(dir / "request.json") << request.dump(2); }
 
-  auto env = current_environment();
+  std::map<std::string, std::string> env;  // on top of the sandbox's allowlist (Sandbox::run)
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONUNBUFFERED"] = "1";
   if (args.value("hide_cuda", false)) env["CUDA_VISIBLE_DEVICES"] = "";
@@ -390,7 +428,9 @@ const GroupResult& Session::require(const std::string& name, const json& args,
 
 bool Session::cuda_available() {
   if (!cuda_probe_) {
-    auto env = current_environment();
+    // the environment the workers get (the sandbox's allowlist), so the answer holds for them
+    auto env = submission_environment();
+    env["HOME"] = cfg.work_dir.string();
     ProcessSpec spec{{toolchain.at("python").get<std::string>(), "-c",
                       "import json, torch\n"
                       "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
@@ -425,6 +465,7 @@ fs::path trusted_evidence(const GroupResult& g, const std::string& name) {
 }
 
 void pass(const std::string& detail) {
+  test_fault_point();
   Row* r = Session::get().current;
   if (!r || r->verdict_given) return;
   r->verdict_given = true;
@@ -433,6 +474,7 @@ void pass(const std::string& detail) {
 }
 
 void fail(const std::string& detail, const std::string& expected, const std::string& seen) {
+  test_fault_point();
   Row* r = Session::get().current;
   if (r && !r->verdict_given) {
     r->verdict_given = true;
@@ -444,18 +486,27 @@ void fail(const std::string& detail, const std::string& expected, const std::str
   FAIL_CHECK(detail);
 }
 
-void skip(const std::string& reason) {
+void skip(const std::string& reason, const std::string& why_not_graded) {
+  test_fault_point();
   Row* r = Session::get().current;
   if (!r || r->verdict_given) return;
   r->verdict_given = true;
   r->status = Status::Skip;
   r->detail = reason;
+  r->not_graded = why_not_graded.empty() ? reason : why_not_graded;
 }
 
 bool skip_without_cuda() {
   auto& s = Session::get();
   if (s.cuda_available()) return false;
-  skip("no CUDA device visible to torch here (CUDA_VISIBLE_DEVICES or no GPU): not run, not passed");
+  if (s.cfg.require_cuda) {
+    fail("not graded: this row needs a CUDA device, none is visible to torch here, and the grade was run with "
+         "--require-cuda (grade it on a machine with a GPU)",
+         "a CUDA device (--require-cuda)", "none visible (CUDA_VISIBLE_DEVICES or no GPU)");
+    if (Row* r = s.current) r->not_graded = kNeedsCuda;
+    return true;
+  }
+  skip("no CUDA device visible to torch here (CUDA_VISIBLE_DEVICES or no GPU): not run, not passed", kNeedsCuda);
   return true;
 }
 

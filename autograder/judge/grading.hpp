@@ -41,6 +41,12 @@ struct Config {
   uint64_t seed = 0;
   double worker_timeout_s = 120;
   double build_timeout_s = 600;
+  // A row that needs a CUDA device and has none FAILs (not graded, counted as failed) instead of being SKIPPED:
+  // for an instructor who must not publish a grade that left its GPU rows out (judge --require-cuda).
+  bool require_cuda = false;
+  // Test hook (judge --test-fault CHECK[:KIND]): the judge faults on purpose inside that check, to prove that the
+  // reports survive a fault inside the judge itself. Empty: never.
+  std::string test_fault;
 };
 
 struct BuildResult {
@@ -73,6 +79,9 @@ struct Row {
   double points = 0, max_points = 0;
   bool verdict_given = false;
   std::string detail, expected, seen;
+  // Why the row's points were not graded on this machine (e.g. "needs a CUDA device"); empty when they were. Set
+  // on a SKIPPED row, and on the row --require-cuda failed instead of skipping it.
+  std::string not_graded;
 };
 
 // Thrown inside a check when a prerequisite (build, worker group) failed: the row fails with this message.
@@ -103,6 +112,8 @@ class Session {
 
   std::vector<Row> rows;  // in the order the checks ran
   Row* current = nullptr;
+  // Set when the judge's own checking process died (main.cpp): one line, shown in every report.
+  std::string grader_crash;
 
  private:
   std::map<std::string, BuildResult> builds_;
@@ -123,8 +134,12 @@ std::vector<std::string> gencode_flags(const std::string& arch_list);
 // without a verdict fails.
 void pass(const std::string& detail);
 void fail(const std::string& detail, const std::string& expected = "", const std::string& seen = "");
-void skip(const std::string& reason);
-// Skips the current row unless a CUDA device is present; returns true when it skipped.
+// `why_not_graded`: the short reason the totals give for its points (default: the reason itself).
+void skip(const std::string& reason, const std::string& why_not_graded = "");
+// Skips the current row unless a CUDA device is present; returns true when it skipped (with --require-cuda the row
+// FAILs instead, as not graded, and this returns true as well: the check has its verdict either way).
 bool skip_without_cuda();
+// The reason skip_without_cuda() gives the totals.
+inline constexpr const char* kNeedsCuda = "needs a CUDA device";
 
 }  // namespace judge

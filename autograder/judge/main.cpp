@@ -1,9 +1,21 @@
 // The judge: decides every verdict of a grading run. It never links or loads the submission: a worker process
 // does that and returns raw data (grading.cpp), and the checks (checks/*.cpp, doctest test cases) judge it here.
+//
+// Whatever fails inside the judge itself (a segfault, abort(), std::terminate, a stack overflow in a check), the
+// reports are still written: the checks run in a child process, which rewrites rows.json after every row
+// (report.hpp, write_progress); if it dies, this process writes every report from what it recorded, each undecided
+// row FAILed as a grader bug, and exits 1.
 #define DOCTEST_CONFIG_IMPLEMENT
+// No doctest signal handler: it would run the reporters (allocating, writing files) inside the handler of a fault,
+// where that can deadlock or fault again. A fault ends the checking process; its parent writes the reports.
+#define DOCTEST_CONFIG_NO_POSIX_SIGNALS
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -24,10 +36,14 @@ const char* kUsage =
     "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR ")\n"
     "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR "/toolchain.json)\n"
     "  --worker-timeout S  wall-clock limit of one worker run, in seconds (default 120)\n"
+    "  --require-cuda      a check that needs a CUDA device FAILs (not graded, counted as failed) when there is none,\n"
+    "                      instead of being SKIPPED: a grade that could not run its CUDA rows is not complete\n"
     "  --protections       print (JSON) which sandbox protections this machine allows, and exit\n"
     "  --list              list the exercise's checks and exit\n"
     "  --list-checks       list every check compiled into this judge (its doctest test cases) and exit\n"
-    "  --no-color          plain table even on a terminal\n";
+    "  --no-color          plain table even on a terminal\n"
+    "  --test-fault CHECK[:KIND]  TEST HOOK, for the grader's own tests: the judge faults inside CHECK (KIND:\n"
+    "                      segv (default), abort, terminate, stack, exit0), to prove the reports survive it\n";
 
 int usage_error(const std::string& msg) {
   std::cerr << "judge: " << msg << "\n" << kUsage;
@@ -57,6 +73,8 @@ int main(int argc, char** argv) {
       else if (a == "--toolchain") cfg.toolchain_file = value("--toolchain");
       else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
       else if (a == "--worker-timeout") cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
+      else if (a == "--require-cuda") cfg.require_cuda = true;
+      else if (a == "--test-fault") cfg.test_fault = value("--test-fault");
       else if (a == "--list") list = true;
       else if (a == "--list-checks") {
         const char* query[] = {argv[0], "--list-test-cases", "--reporters=names", "--no-version"};
@@ -117,27 +135,75 @@ int main(int argc, char** argv) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
-  doctest::Context ctx;
-  ctx.setOption("reporters", "rows");
-  // An exercise runs exactly the checks its metadata lists, so one check (a test case) can serve several exercises.
-  std::string check_ids;
-  for (auto& c : session.exercise.checks) check_ids += (check_ids.empty() ? "" : ",") + c.id;
-  ctx.setOption("test-case", check_ids.c_str());
-  ctx.setOption("order-by", "file");
-  ctx.applyCommandLine(static_cast<int>(doctest_args.size()), doctest_args.data());
-  ctx.setOption("no-breaks", true);
-  ctx.run();
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  auto rows = final_rows(session);
-  auto sum = summarize(rows);
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // Reports left by an earlier grade in this folder must not pass for this one's; rows.json starts as "nothing
+  // decided yet" (the child rewrites it after every row).
   fs::create_directories(session.cfg.out_dir);
-  std::string table = render_table(session, rows, sum, false);
-  std::cout << (color ? render_table(session, rows, sum, true) : table);
-  std::cout << "(seed " << session.cfg.seed << "; results in " << session.cfg.out_dir.string() << ")\n";
-  std::ofstream(session.cfg.out_dir / "table.txt") << table;
-  std::ofstream(session.cfg.out_dir / "junit.xml") << render_junit(session, rows, seconds);
-  std::ofstream(session.cfg.out_dir / "rows.json") << render_rows_json(session, rows, sum);
-  std::ofstream(session.cfg.out_dir / "results.json") << render_gradescope(session, rows, sum, seconds);
-  return sum.failed > 0 ? 1 : 0;
+  for (const char* f : {"table.txt", "junit.xml", "results.json"}) fs::remove(session.cfg.out_dir / f);
+  write_progress(session);
+  std::cout << std::flush;
+  std::cerr << std::flush;
+
+  const pid_t judge_pid = getpid();
+  pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a judge killed from outside (a batch timeout) takes its checks with it
+    if (getppid() != judge_pid) _exit(1);
+    doctest::Context ctx;
+    ctx.setOption("reporters", "rows");
+    // An exercise runs exactly the checks its metadata lists, so one check (a test case) can serve several exercises.
+    std::string check_ids;
+    for (auto& c : session.exercise.checks) check_ids += (check_ids.empty() ? "" : ",") + c.id;
+    ctx.setOption("test-case", check_ids.c_str());
+    ctx.setOption("order-by", "file");
+    ctx.applyCommandLine(static_cast<int>(doctest_args.size()), doctest_args.data());
+    ctx.setOption("no-breaks", true);
+    ctx.run();
+    auto rows = final_rows(session);
+    write_reports(session, rows, seconds(), color);
+    std::exit(summarize(rows).failed > 0 ? 1 : 0);
+  }
+  if (child < 0) {
+    std::cerr << "judge: cannot start the checking process: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  json progress;
+  try {
+    progress = read_json_bounded(session.cfg.out_dir / "rows.json");
+  } catch (const std::exception&) {
+    progress = json();  // unreadable: nothing was decided
+  }
+  const bool finished = progress.is_object() && progress.value("final", false) == true;
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1) && finished)
+    return WEXITSTATUS(status);
+
+  // The checking process died (or ended without its reports): a fault inside the judge, never the submission's
+  // (that runs in workers). Whatever it started goes, and every report is written from the rows it recorded.
+  Sandbox::get().kill_leftovers(session.cfg.work_dir);
+  std::string how = WIFSIGNALED(status)
+                        ? "signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status))
+                        : "it ended with exit status " + std::to_string(WEXITSTATUS(status)) + " before its reports";
+  std::string deciding = progress.is_object() && progress.contains("deciding") && progress["deciding"].is_string()
+                             ? progress["deciding"].get<std::string>()
+                             : "";
+  const std::string bug = ": a grader bug, please report it";
+  auto rows = rows_after_crash(
+      session, progress, "the grader crashed while deciding this row (" + how + ")" + bug,
+      "not decided: the grader crashed (" + how + ")" +
+          (deciding.empty() ? std::string(" before this row") : " while deciding " + deciding + ", before this row") +
+          bug);
+  session.grader_crash = "the judge's checking process crashed (" + how + ")" +
+                         (deciding.empty() ? std::string() : " while deciding " + deciding) +
+                         "; the rows it had not decided FAIL" + bug;
+  json extra = {{"grader_crash", {{"how", how}, {"while_deciding", deciding.empty() ? json(nullptr) : json(deciding)},
+                                  {"signal", WIFSIGNALED(status) ? json(WTERMSIG(status)) : json(nullptr)},
+                                  {"exit_status", WIFEXITED(status) ? json(WEXITSTATUS(status)) : json(nullptr)}}}};
+  if (progress.is_object() && progress.contains("judge_peak_rss_mb") && progress["judge_peak_rss_mb"].is_number())
+    extra["judge_peak_rss_mb"] = progress["judge_peak_rss_mb"];  // the checking process's, as it last recorded
+  std::cerr << "judge: " << session.grader_crash << "\n";
+  write_reports(session, rows, seconds(), color, extra);
+  return 1;
 }

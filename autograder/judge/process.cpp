@@ -117,9 +117,20 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
-  if (!child_done) {
-    killpg(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+  // Both pipes ended but the child is not reaped yet: it closed its output before exiting (coreutils do, at exit),
+  // or runs on without output. It is waited for, until the wall-clock limit; only then is it killed.
+  while (!child_done) {
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      child_done = true;
+      killpg(pid, SIGKILL);  // whatever it left running in its group goes with it
+    } else if (clock::now() >= deadline) {
+      r.timed_out = true;
+      killpg(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      child_done = true;
+    } else {
+      usleep(2000);
+    }
   }
   r.seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (WIFEXITED(status)) {

@@ -6,7 +6,10 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace judge {
@@ -31,6 +34,7 @@ struct RowReporter : doctest::IReporter {
     }
     s.rows.push_back(r);
     s.current = &s.rows.back();
+    write_progress(s);
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
   void test_case_exception(const doctest::TestCaseException& e) override {
@@ -66,6 +70,7 @@ struct RowReporter : doctest::IReporter {
     }
     r->points = r->status == Status::Pass ? r->max_points : 0;
     s.current = nullptr;
+    write_progress(s);
   }
   void subcase_start(const doctest::SubcaseSignature&) override {}
   void subcase_end() override {}
@@ -159,11 +164,15 @@ std::string protections_text(Paint paint) {
   return t + "  on:  " + on + "\n";
 }
 
-std::vector<Row> final_rows(const Session& s) {
+namespace {
+// The exercise's checks in its order, each from `ran` where it has a row there, otherwise from `missing(spec)`; then
+// the rows of `ran` the exercise does not list (already failed by the reporter).
+template <class Missing>
+std::vector<Row> in_exercise_order(const Exercise& ex, const std::vector<Row>& ran, Missing missing) {
   std::vector<Row> out;
-  for (auto& spec : s.exercise.checks) {
+  for (auto& spec : ex.checks) {
     const Row* found = nullptr;
-    for (auto& r : s.rows)
+    for (auto& r : ran)
       if (r.id == spec.id) found = &r;
     if (found) {
       out.push_back(*found);
@@ -174,18 +183,96 @@ std::vector<Row> final_rows(const Session& s) {
       r.hint = spec.hint;
       r.max_points = spec.points;
       r.status = Status::Fail;
-      r.detail = "no result: this check did not run (a filter excluded it, or the grader stopped early)";
+      r.detail = missing(spec);
       out.push_back(r);
     }
   }
-  for (auto& r : s.rows)  // rows the metadata does not know (already failed by the reporter)
-    if (!s.exercise.find_check(r.id)) out.push_back(r);
+  for (auto& r : ran)
+    if (!ex.find_check(r.id)) out.push_back(r);
   return out;
+}
+}  // namespace
+
+std::vector<Row> final_rows(const Session& s) {
+  return in_exercise_order(s.exercise, s.rows, [](const CheckSpec&) {
+    return std::string("no result: this check did not run (a filter excluded it, or the grader stopped early)");
+  });
+}
+
+void write_progress(const Session& s) {
+  if (s.cfg.out_dir.empty()) return;
+  std::vector<Row> decided;
+  for (auto& r : s.rows)
+    if (&r != s.current) decided.push_back(r);
+  json undecided = json::array();
+  auto rows = in_exercise_order(s.exercise, decided, [&](const CheckSpec& spec) {
+    undecided.push_back(spec.id);
+    return std::string("not decided yet: the grade is still running, or stopped before this check ended");
+  });
+  json extra = {{"final", false}, {"undecided", undecided},
+                {"deciding", s.current ? json(s.current->id) : json(nullptr)}};
+  // written beside, then renamed over rows.json: a reader (or a judge that dies mid-write) never sees half a file
+  std::error_code ec;
+  fs::create_directories(s.cfg.out_dir, ec);
+  fs::path tmp = s.cfg.out_dir / "rows.json.progress";
+  {
+    std::ofstream out(tmp);
+    out << render_rows_json(s, rows, summarize(rows), extra);
+    if (!out) return;
+  }
+  fs::rename(tmp, s.cfg.out_dir / "rows.json", ec);
+}
+
+std::vector<Row> rows_after_crash(const Session& s, const json& progress, const std::string& deciding_detail,
+                                  const std::string& later_detail) {
+  std::vector<std::string> undecided;
+  std::string deciding;
+  std::vector<Row> decided;
+  if (progress.is_object() && progress.contains("rows") && progress["rows"].is_array()) {
+    if (progress.contains("undecided") && progress["undecided"].is_array())
+      for (auto& id : progress["undecided"])
+        if (id.is_string()) undecided.push_back(id.get<std::string>());
+    if (progress.contains("deciding") && progress["deciding"].is_string())
+      deciding = progress["deciding"].get<std::string>();
+    for (auto& j : progress["rows"]) {
+      if (!j.is_object()) continue;
+      Row r = row_from_json(j);
+      bool open = r.id == deciding || std::find(undecided.begin(), undecided.end(), r.id) != undecided.end();
+      if (!open && !r.id.empty()) decided.push_back(r);
+    }
+  }
+  auto rows = in_exercise_order(s.exercise, decided, [&](const CheckSpec& spec) {
+    return spec.id == deciding ? deciding_detail : later_detail;
+  });
+  for (auto& r : rows)  // a hint tells a student what to fix: none of these rows is theirs to fix
+    if (r.detail == deciding_detail || r.detail == later_detail) r.hint.clear();
+  return rows;
+}
+
+void write_reports(const Session& s, const std::vector<Row>& rows, double seconds, bool color, const json& rows_extra) {
+  auto sum = summarize(rows);
+  fs::create_directories(s.cfg.out_dir);
+  std::string table = render_table(s, rows, sum, false);
+  std::cout << (color ? render_table(s, rows, sum, true) : table);
+  std::cout << "(seed " << s.cfg.seed << "; results in " << s.cfg.out_dir.string() << ")\n" << std::flush;
+  std::ofstream(s.cfg.out_dir / "table.txt") << table;
+  std::ofstream(s.cfg.out_dir / "junit.xml") << render_junit(s, rows, seconds);
+  std::ofstream(s.cfg.out_dir / "results.json") << render_gradescope(s, rows, sum, seconds);
+  // rows.json last, atomically: its "final" marks a grade whose every report is written
+  fs::path tmp = s.cfg.out_dir / "rows.json.final";
+  std::ofstream(tmp) << render_rows_json(s, rows, sum, rows_extra);
+  fs::rename(tmp, s.cfg.out_dir / "rows.json");
 }
 
 Summary summarize(const std::vector<Row>& rows) {
   Summary sum;
   for (auto& r : rows) {
+    sum.all_points += r.max_points;
+    if (!r.not_graded.empty() && r.status != Status::Pass) {
+      sum.not_graded += r.max_points;
+      sum.not_graded_why[r.not_graded] += r.max_points;
+      if (r.status == Status::Fail) sum.not_graded_failed += r.max_points;
+    }
     if (r.status == Status::Skip) {
       ++sum.skipped;
       continue;
@@ -195,6 +282,22 @@ Summary summarize(const std::vector<Row>& rows) {
     (r.status == Status::Pass ? sum.passed : sum.failed)++;
   }
   return sum;
+}
+
+std::string not_graded_text(const Summary& sum) {
+  if (sum.not_graded <= 0) return "";
+  std::string t = fmt_points(sum.all_points - sum.not_graded) + " of " + fmt_points(sum.all_points) +
+                  " points graded: ";
+  bool first = true;
+  for (auto& [why, points] : sum.not_graded_why) {
+    t += (first ? "" : ", ") + fmt_points(points) + " not graded (" + why + ")";
+    first = false;
+  }
+  if (sum.not_graded_failed > 0)
+    t += sum.not_graded_failed == sum.not_graded ? ", counted as failed (--require-cuda)"
+                                                 : "; " + fmt_points(sum.not_graded_failed) +
+                                                       " of them counted as failed (--require-cuda)";
+  return t;
 }
 
 std::string render_table(const Session& s, const std::vector<Row>& rows, const Summary& sum, bool color) {
@@ -222,6 +325,8 @@ std::string render_table(const Session& s, const std::vector<Row>& rows, const S
   }
   o << "\nscore " << fmt_points(sum.score) << "/" << fmt_points(sum.max_score) << ": " << sum.passed << " passed, "
     << sum.failed << " failed, " << sum.skipped << " skipped\n";
+  if (auto t = not_graded_text(sum); !t.empty()) o << paint(Status::Skip, "NOT GRADED HERE") << ": " << t << "\n";
+  if (!s.grader_crash.empty()) o << paint(Status::Fail, "GRADER CRASH") << ": " << s.grader_crash << "\n";
   o << protections_text(paint);
   bool any_failed = false;
   for (auto& r : rows) {
@@ -240,6 +345,11 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
   o << "  <testsuite name=\"" << xml_escape(s.exercise.id) << "\" tests=\"" << rows.size() << "\" failures=\""
     << sum.failed << "\" skipped=\"" << sum.skipped << "\" errors=\"0\" time=\"" << seconds << "\">\n";
   o << "    <properties>\n";
+  o << "      <property name=\"not_graded_points\" value=\"" << fmt_points(sum.not_graded) << "\"/>\n";
+  if (auto t = not_graded_text(sum); !t.empty())
+    o << "      <property name=\"not_graded\" value=\"" << xml_escape(t) << "\"/>\n";
+  if (!s.grader_crash.empty())
+    o << "      <property name=\"grader_crash\" value=\"" << xml_escape(s.grader_crash) << "\"/>\n";
   for (auto& p : Sandbox::get().protections())
     o << "      <property name=\"protection." << xml_escape(p.id) << "\" value=\"" << (p.on ? "on" : "off") << ": "
       << xml_escape(p.reason) << "\"/>\n";
@@ -257,18 +367,47 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
   return o.str();
 }
 
-std::string render_rows_json(const Session& s, const std::vector<Row>& rows, const Summary& sum) {
+json row_json(const Row& r) {
+  return {{"id", r.id}, {"title", r.title}, {"status", status_word(r.status)}, {"points", r.points},
+          {"max_points", r.max_points}, {"detail", r.detail}, {"expected", r.expected}, {"seen", r.seen},
+          {"hint", r.hint}, {"not_graded", r.not_graded}};
+}
+
+Row row_from_json(const json& j) {
+  auto text = [&](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+  auto number = [&](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; };
+  Row r;
+  r.id = text("id");
+  r.title = text("title");
+  r.hint = text("hint");
+  std::string st = text("status");
+  r.status = st == "PASS" ? Status::Pass : st == "SKIPPED" ? Status::Skip : Status::Fail;
+  r.max_points = number("max_points");
+  r.points = r.status == Status::Pass ? r.max_points : 0;
+  r.verdict_given = true;
+  r.detail = text("detail");
+  r.expected = text("expected");
+  r.seen = text("seen");
+  r.not_graded = text("not_graded");
+  return r;
+}
+
+std::string render_rows_json(const Session& s, const std::vector<Row>& rows, const Summary& sum, const json& extra) {
   json out = {{"exercise", s.exercise.id}, {"seed", s.cfg.seed}, {"score", sum.score}, {"max_score", sum.max_score},
               {"passed", sum.passed}, {"failed", sum.failed}, {"skipped", sum.skipped}, {"rows", json::array()}};
-  for (auto& r : rows)
-    out["rows"].push_back({{"id", r.id}, {"title", r.title}, {"status", status_word(r.status)}, {"points", r.points},
-                           {"max_points", r.max_points}, {"detail", r.detail}, {"expected", r.expected},
-                           {"seen", r.seen}, {"hint", r.hint}});
+  for (auto& r : rows) out["rows"].push_back(row_json(r));
+  // the points this machine could not grade, and why: machine-readable for the gradebook and the tests
+  out["points_total"] = sum.all_points;
+  out["not_graded"] = {{"points", sum.not_graded}, {"why", json(sum.not_graded_why)}};
+  out["require_cuda"] = s.cfg.require_cuda;
   out["protections"] = Sandbox::get().protections_json();
   out["sandbox_uid"] = Sandbox::get().uid();
   struct rusage self {};
   getrusage(RUSAGE_SELF, &self);  // the judge's own peak memory, not its workers' (a hostile answer must not grow it)
   out["judge_peak_rss_mb"] = static_cast<double>(self.ru_maxrss) / 1024.0;
+  out["final"] = true;
+  out["grader_crash"] = nullptr;
+  for (auto& [k, v] : extra.items()) out[k] = v;
   return out.dump(2) + "\n";
 }
 
@@ -279,16 +418,19 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
     ++n;
     json t = {{"name", r.id + ": " + r.title}, {"number", std::to_string(n)}, {"visibility", "visible"}};
     if (r.status == Status::Skip) {
-      // Gradescope knows only passed/failed: a skipped row counts for nothing either way and says why.
+      // Gradescope knows only passed/failed: a skipped row counts for nothing either way and says why, and how
+      // many points it leaves ungraded.
       t["score"] = 0;
       t["max_score"] = 0;
-      t["output"] = "SKIPPED: " + r.detail;
-      t["tags"] = {"skipped"};
+      t["output"] = "SKIPPED, " + fmt_points(r.max_points) + " point(s) not graded" +
+                    (r.not_graded.empty() ? "" : " (" + r.not_graded + ")") + ": " + r.detail;
+      t["tags"] = {"skipped", "not graded"};
     } else {
       t["score"] = r.points;
       t["max_score"] = r.max_points;
       t["status"] = r.status == Status::Pass ? "passed" : "failed";
       t["output"] = r.status == Status::Pass ? r.detail : failure_text(r);
+      if (!r.not_graded.empty()) t["tags"] = {"not graded"};
     }
     tests.push_back(t);
   }
@@ -301,11 +443,20 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
                              " failed, " + std::to_string(sum.skipped) + " skipped"},
               {"tests", tests}};
   // Gradescope keeps extra_data; the summary line says when a protection was off, so nobody reads it silently.
-  out["extra_data"] = {{"max_score", sum.max_score}, {"protections", Sandbox::get().protections_json()}};
+  out["extra_data"] = {{"max_score", sum.max_score}, {"protections", Sandbox::get().protections_json()},
+                       {"points_total", sum.all_points},
+                       {"not_graded", {{"points", sum.not_graded}, {"why", json(sum.not_graded_why)}}}};
+  std::string line = out["output"].get<std::string>();
+  if (auto t = not_graded_text(sum); !t.empty()) line += ". NOT GRADED HERE: " + t;
+  if (!s.grader_crash.empty()) {
+    line += ". GRADER CRASH: " + s.grader_crash;
+    out["extra_data"]["grader_crash"] = s.grader_crash;
+  }
   std::string off;
   for (auto& p : Sandbox::get().protections())
     if (!p.on) off += (off.empty() ? "" : ", ") + p.id;
-  if (!off.empty()) out["output"] = out["output"].get<std::string>() + ". WARNING: protections off: " + off;
+  if (!off.empty()) line += ". WARNING: protections off: " + off;
+  out["output"] = line;
   return out.dump(2) + "\n";
 }
 

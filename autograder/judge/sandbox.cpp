@@ -64,6 +64,36 @@ unsigned long long env_number(const char* name, unsigned long long fallback) {
 }
 }  // namespace
 
+bool host_variable_allowed(const std::string& name) {
+  static const char* const names[] = {
+      // the search path (gcc finds `as` and `ld` on it) and the locale
+      "PATH", "LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
+      "LC_MESSAGES", "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
+      // where the CUDA driver library is (some GPU images) and which devices the grade may use
+      "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH", "CUDA_MODULE_LOADING",
+      "TRITON_LIBCUDA_PATH",
+      // where the course's Python finds torch (an installed torch outside a venv), and its text encoding
+      "PYTHONPATH", "PYTHONHOME", "PYTHONIOENCODING", "PYTHONUTF8",
+      // thread counts the grading host chose (parallel grades share its cores)
+      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+bool judge_variable_allowed(const std::string& name) {
+  static const char* const names[] = {
+      "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
+      "CCACHE_DIR", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "CCACHE_SLOPPINESS", "CUDA_VISIBLE_DEVICES",
+      "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+std::map<std::string, std::string> submission_environment() {
+  std::map<std::string, std::string> env;
+  for (auto& [k, v] : current_environment())
+    if (host_variable_allowed(k)) env[k] = v;
+  return env;
+}
+
 Sandbox& Sandbox::get() {
   static Sandbox s;
   return s;
@@ -137,7 +167,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
     bwrap_reason = "bubblewrap (bwrap) is not installed here (Debian: apt-get install bubblewrap)";
   } else {
     use_bwrap_ = true;  // provisionally, for the probe
-    ProcessSpec probe{{"/usr/bin/true"}, current_environment(), "/", 30, 4096};
+    ProcessSpec probe{{"/usr/bin/true"}, submission_environment(), "/", 30, 4096};
     auto r = run_process(ProcessSpec{command(probe, "/tmp", {}), probe.env, "/", 30, 4096});
     use_bwrap_ = r.exited && r.exit_code == 0;
     if (!use_bwrap_) bwrap_reason = bwrap_ + " is installed but cannot start a sandbox here: " + r.err.substr(0, 200);
@@ -195,6 +225,9 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
       use_bwrap_ ? "pid namespace (dies with its first process) + process group + uid sweep"
                  : drop_uid_ ? "process group + kill every process of the sandbox uid"
                              : "process group only: a process that calls setsid() can escape");
+  add("environment_allowlist", "submission code sees only allowlisted variables of the grading host's environment",
+      true, "PATH, the locale, CUDA device and driver paths, PYTHONPATH, thread counts; HOME, TMPDIR, USER and the "
+            "caches are folders of the run");
   add("wall_clock_timeout", "a run that does not finish is killed", true, "per compile and per worker run");
   add("output_cap", "captured output is capped", true, "64 KiB per stream kept, the rest read and dropped");
   add("limit_processes", "a fork bomb is stopped (RLIMIT_NPROC)", limit_nproc_,
@@ -322,9 +355,27 @@ void Sandbox::sweep_uid() const {
   }
 }
 
+void Sandbox::kill_leftovers(const fs::path& work_dir) const {
+  sweep_uid();
+  if (work_dir.empty()) return;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == getpid()) continue;
+    struct stat st;
+    if (::stat(e.path().c_str(), &st) != 0 || st.st_uid != geteuid()) continue;
+    std::error_code link_ec;
+    fs::path cwd = fs::read_symlink(e.path() / "cwd", link_ec);
+    if (!link_ec && inside(cwd, work_dir)) kill(pid, SIGKILL);
+  }
+}
+
 ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std::vector<fs::path>& read_only,
                            const fs::path& compiler_cache) {
   std::error_code ec;
+  if (!use_bwrap_) fs::create_directories(scratch / ".cache", ec);  // the run's caches without bubblewrap (below)
   if (drop_uid_) {
     for (const fs::path& own : {scratch, compiler_cache}) {
       if (own.empty()) continue;
@@ -332,12 +383,25 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
       for (auto& e : fs::recursive_directory_iterator(own, ec)) lchown(e.path().c_str(), uid_, uid_);
     }
   }
-  spec.env["HOME"] = scratch.string();
+  // The allowlist, then the caller's settings (allowed names only), then the folders of this run.
+  std::map<std::string, std::string> env = submission_environment();
+  for (auto& [k, v] : spec.env)
+    if (host_variable_allowed(k) || judge_variable_allowed(k)) env[k] = v;
+  env["HOME"] = scratch.string();
   // The sandbox uid has no passwd entry: tools that ask for a user name (torch.compile's cache) read these first.
-  spec.env["USER"] = spec.env["LOGNAME"] = "grader";
-  if (use_bwrap_) spec.env["TMPDIR"] = "/tmp";
-  if (compiler_cache.empty()) spec.env.erase("CCACHE_DIR");
-  else spec.env["CCACHE_DIR"] = compiler_cache.string();
+  env["USER"] = env["LOGNAME"] = "grader";
+  // Caches live in the run's own folders: nothing one run writes there is read by another run or another
+  // submission (torch.compile's default is /tmp/torchinductor_USER, shared where /tmp is the host's).
+  // (TMPDIR: bubblewrap's /tmp is a tmpfs of the run's own; without it, the host's /tmp, as a short path for the
+  // sockets some tools make there.)
+  fs::path cache = use_bwrap_ ? fs::path("/tmp") : scratch / ".cache";
+  env["TMPDIR"] = "/tmp";
+  env["XDG_CACHE_HOME"] = (cache / "xdg").string();
+  env["TORCHINDUCTOR_CACHE_DIR"] = (cache / "torchinductor").string();
+  env["TRITON_CACHE_DIR"] = (cache / "triton").string();
+  if (compiler_cache.empty()) env.erase("CCACHE_DIR");
+  else env["CCACHE_DIR"] = compiler_cache.string();
+  spec.env = std::move(env);
   spec.argv = command(spec, scratch, read_only, compiler_cache);
   ProcessResult r = run_process(spec);
   // bubblewrap reports a child killed by signal N as exit status 128+N: say it as the signal it was.

@@ -1,6 +1,7 @@
 // Unit tests of the judge's own machinery: the tensor format and the JSON it reads from untrusted workers (with a
-// fuzz test of both readers), the one comparator, the process runner that must contain workers, and the pieces of
-// the reports (quoting, gencode flags, scores) that the end-to-end tests reach only indirectly.
+// fuzz test of both readers), the one comparator, the process runner that must contain workers, the environment
+// submission code gets, and the pieces of the reports (quoting, gencode flags, scores, the points not graded, the
+// rows of a judge that crashed) that the end-to-end tests reach only indirectly.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include "../judge/process.hpp"
 #include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
+#include "../judge/sandbox.hpp"
 #include "../judge/sha256.hpp"
 
 using namespace judge;
@@ -123,6 +125,18 @@ Tensor t32(std::vector<int64_t> shape, std::vector<double> v) { return Tensor{"F
 Expected want(std::vector<int64_t> shape, std::vector<double> v) { return Expected{std::move(shape), std::move(v), "", ""}; }
 const double kNan = std::nan(""), kInf = std::numeric_limits<double>::infinity();
 }  // namespace
+
+TEST_CASE("a child that closes its output before it exits is waited for, not killed") {
+  // coreutils close stdout and stderr at exit: the pipes end before the process does
+  auto r = run_process({{"/bin/sh", "-c", "exec >&- 2>&-; sleep 0.3; exit 3"}, current_environment(), "", 10, 1024});
+  CHECK(r.exited);
+  CHECK(r.exit_code == 3);
+  CHECK(!r.timed_out);
+  // ... and the wall-clock limit still holds for one that runs on without output
+  r = run_process({{"/bin/sh", "-c", "exec >&- 2>&-; sleep 30"}, current_environment(), "", 0.5, 1024});
+  CHECK(r.timed_out);
+  CHECK(r.seconds < 10);
+}
 
 TEST_CASE("comparator: a NaN or an infinity where the reference is finite is wrong, wherever it is") {
   auto seen = t32({2, 2}, {1, kNan, 3, 4});
@@ -287,4 +301,90 @@ TEST_CASE("SHA-256 of evidence files: the standard's test vectors") {
   CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   CHECK(sha256_hex(std::string(1000, 'a')) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
+
+TEST_CASE("the points not graded are counted by reason, never dropped from the totals") {
+  Row pass_cpu{"a", "A", "", Status::Pass, 2, 2, true, "", "", ""};
+  Row skip_cuda{"b", "B", "", Status::Skip, 0, 3, true, "no device", "", "", kNeedsCuda};
+  Row skip_cuda2{"c", "C", "", Status::Skip, 0, 4, true, "no device", "", "", kNeedsCuda};
+  Row skip_other{"d", "D", "", Status::Skip, 0, 1, true, "one GPU", "", "", "needs two CUDA devices"};
+  auto sum = summarize({pass_cpu, skip_cuda, skip_cuda2, skip_other});
+  CHECK(sum.score == 2);
+  CHECK(sum.max_score == 2);
+  CHECK(sum.all_points == 10);
+  CHECK(sum.not_graded == 8);
+  CHECK(sum.not_graded_why.at(kNeedsCuda) == 7);
+  CHECK(sum.not_graded_why.at("needs two CUDA devices") == 1);
+  CHECK(not_graded_text(sum) ==
+        "2 of 10 points graded: 7 not graded (needs a CUDA device), 1 not graded (needs two CUDA devices)");
+  // --require-cuda: the same rows FAIL, still as not graded; now they count against the score
+  Row req{"b", "B", "", Status::Fail, 0, 3, true, "not graded", "", "", kNeedsCuda};
+  auto strict = summarize({pass_cpu, req});
+  CHECK(strict.max_score == 5);
+  CHECK(strict.failed == 1);
+  CHECK(not_graded_text(strict) == "2 of 5 points graded: 3 not graded (needs a CUDA device), counted as failed "
+                                   "(--require-cuda)");
+  CHECK(not_graded_text(summarize({pass_cpu})).empty());
+}
+
+TEST_CASE("a judge that crashed: its decided rows stand, the row it was deciding and every later one FAIL") {
+  auto& s = Session::get();
+  s.exercise.checks = {{"a", "A", "fix a", 1, false}, {"b", "B", "fix b", 2, false}, {"c", "C", "fix c", 3, false},
+                       {"d", "D", "fix d", 4, true}};
+  Row a{"a", "A", "fix a", Status::Pass, 1, 1, true, "fine", "", ""};
+  Row d{"d", "D", "", Status::Skip, 0, 4, true, "no device", "", "", kNeedsCuda};
+  json progress = {{"final", false}, {"deciding", "b"}, {"undecided", {"b", "c"}},
+                   {"rows", {row_json(a), row_json(d),
+                             // as write_progress records an undecided row: FAIL, never a pass it did not earn
+                             {{"id", "b"}, {"status", "PASS"}, {"max_points", 2}}}}};
+  auto rows = rows_after_crash(s, progress, "crashed deciding", "not decided");
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].status == Status::Pass);
+  CHECK(rows[0].points == 1);
+  CHECK(rows[1].status == Status::Fail);
+  CHECK(rows[1].detail == "crashed deciding");
+  CHECK(rows[1].hint.empty());  // not the student's to fix
+  CHECK(rows[2].status == Status::Fail);
+  CHECK(rows[2].detail == "not decided");
+  CHECK(rows[3].status == Status::Skip);
+  CHECK(rows[3].not_graded == kNeedsCuda);
+  auto sum = summarize(rows);
+  CHECK(sum.score == 1);
+  CHECK(sum.failed == 2);
+  // nothing readable recorded: nothing was decided
+  auto none = rows_after_crash(s, json(), "crashed deciding", "not decided");
+  REQUIRE(none.size() == 4);
+  for (auto& r : none) CHECK((r.status == Status::Fail && r.detail == "not decided"));
+  s.exercise.checks.clear();
+}
+
+TEST_CASE("submission code gets an allowlist of the host's environment, never the rest of it") {
+  setenv("COURSE_TEST_HOST_SECRET", "host-secret-value", 1);
+  setenv("NVCC_APPEND_FLAGS", "-DPLANTED", 1);
+  setenv("LD_PRELOAD", "/nonexistent/planted.so", 1);
+  auto env = submission_environment();
+  CHECK(env.count("COURSE_TEST_HOST_SECRET") == 0);
+  CHECK(env.count("NVCC_APPEND_FLAGS") == 0);
+  CHECK(env.count("LD_PRELOAD") == 0);
+  if (getenv("PATH")) CHECK(env.at("PATH") == getenv("PATH"));
+  // what the process sees: the caller's settings only where allowed, HOME and the caches the run's own
+  std::string scratch = temp_path("envdir");
+  fs::create_directories(scratch);
+  auto r = Sandbox::get().run({{"/usr/bin/env"}, {{"PYTHONUNBUFFERED", "1"}, {"COURSE_TEST_HOST_SECRET", "again"}},
+                               scratch, 10, 64 * 1024},
+                              scratch);
+  INFO(r.describe() << ": " << r.err);
+  CHECK(r.exited);
+  CHECK(r.out.find("host-secret-value") == std::string::npos);
+  CHECK(r.out.find("COURSE_TEST_HOST_SECRET") == std::string::npos);
+  CHECK(r.out.find("NVCC_APPEND_FLAGS") == std::string::npos);
+  CHECK(r.out.find("LD_PRELOAD") == std::string::npos);
+  CHECK(r.out.find("PYTHONUNBUFFERED=1\n") != std::string::npos);
+  CHECK(r.out.find("HOME=" + scratch + "\n") != std::string::npos);
+  CHECK(r.out.find("USER=grader\n") != std::string::npos);
+  CHECK(r.out.find("TORCHINDUCTOR_CACHE_DIR=" + scratch + "/.cache/torchinductor\n") != std::string::npos);
+  fs::remove_all(scratch);
+  unsetenv("COURSE_TEST_HOST_SECRET");
+  unsetenv("NVCC_APPEND_FLAGS");
+  unsetenv("LD_PRELOAD");
 }

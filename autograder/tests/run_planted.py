@@ -5,11 +5,15 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   fail                 check ids that must FAIL; every other check must PASS (or be SKIPPED, see below)
   output_contains      strings the judge's console output must contain (what a student reads)
   output_contains_with_cuda  the same, checked only where a CUDA device is visible (GPU-only verdicts)
+  output_contains_without_cuda  the same, checked only where none is (e.g. the line of the points not graded)
   output_not_contains  strings that must appear neither in the console output nor in any report file the judge
                        wrote (table.txt, junit.xml, results.json, rows.json): forged values never reach a report
   needs                sandbox protections (ids of `judge --protections`) the case relies on: where one is off
                        the case is SKIPPED (exit 77), loudly, before it runs
-  judge_args           extra judge options (e.g. a shorter --worker-timeout)
+  judge_args           extra judge options (e.g. a shorter --worker-timeout); with --require-cuda, the checks marked
+                       "cuda" are expected to FAIL (not graded) on a machine without a CUDA device
+  judge_env            {"NAME": "VALUE"} (templated) added to the judge's environment: a variable of the grading
+                       host, which no process running submission code may see
   submission, patch, template, links, hardlinks, fifos, submission_link: how the submission is made
                        (planted_cases.py, shared with CMake and the integrity check)
   listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
@@ -18,11 +22,14 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   max_output_bytes     bound on the judge's console output
   max_judge_rss_mb     bound on the judge's own peak memory (rows.json's judge_peak_rss_mb)
   threat, defence, known_limit: documentation, collected into autograder/THREATS.md
-Always checked: exactly one "score" line (the judge's); results.json validates against Gradescope's format
-(autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; no
+Always checked: exactly one "score" line (the judge's); every report (table.txt, junit.xml, results.json, rows.json)
+is written and readable, rows.json is the final one; results.json validates against Gradescope's format
+(autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; the points not graded (SKIPPED rows)
+are counted in rows.json and results.json, and said in the console and results.json's output; no
 process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
-Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device (and those that need
-"devices": N on one with fewer), and otherwise PASS or FAIL as listed: the GPU run of the same case is the stronger test.
+Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device (FAIL with
+--require-cuda; and those that need "devices": N SKIPPED on one with fewer), and otherwise PASS or FAIL as listed: the
+GPU run of the same case is the stronger test.
 The outcome (with every row) is also written to RESULTS_DIR/EXERCISE/CASE.json, read by threats.py (THREATS.md) and
 tools/verdicts_table.py (the GPU evidence tables).
 """
@@ -35,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from xml.etree import ElementTree
 
 import planted_cases
 
@@ -88,6 +96,31 @@ def schema_problems(results, course_root):
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(results), key=lambda e: list(e.path))
     return [f"results.json breaks Gradescope's format at {'/'.join(map(str, e.path)) or '(top)'}: {e.message}"
             for e in errors]
+
+
+def not_graded_problems(rows_json, results, console):
+    """The points this machine did not grade never vanish from the totals: rows.json and results.json count them,
+    by reason, and the console and results.json's summary line say so."""
+    problems = []
+    points, why = 0.0, {}
+    for r in rows_json["rows"]:
+        if r["status"] == "SKIPPED" and not r.get("not_graded"):
+            problems.append(f"{r['id']}: SKIPPED without a reason for the totals (rows.json not_graded)")
+        if r["status"] != "PASS" and r.get("not_graded"):
+            points += r["max_points"]
+            why[r["not_graded"]] = why.get(r["not_graded"], 0.0) + r["max_points"]
+    for where, doc in (("rows.json", rows_json), ("results.json extra_data", results.get("extra_data", {}))):
+        ng = doc.get("not_graded")
+        if not isinstance(ng, dict) or abs(ng.get("points", -1) - points) > 1e-9 or ng.get("why") != why:
+            problems.append(f"{where} not_graded is {ng!r}; the rows say {{'points': {points}, 'why': {why}}}")
+    if points > 0:
+        total = sum(r["max_points"] for r in rows_json["rows"])
+        line = f"{total - points:g} of {total:g} points graded: "
+        if line not in console:
+            problems.append(f"the console does not say {line!r} (the points not graded vanish from the total)")
+        if line not in results.get("output", ""):
+            problems.append(f"results.json's output does not say {line!r}")
+    return problems
 
 
 def main():
@@ -147,21 +180,31 @@ def main():
         subs.update({"@COURSE_ROOT@": course_root, **planted_cases.substitutions(work)})
         out = os.path.join(work, "out")
         started = time.monotonic()
+        judge_env = dict(os.environ, **{k: planted_cases.substitute(v, subs)
+                                        for k, v in expected.get("judge_env", {}).items()})
+        judge_args = expected.get("judge_args", [])
         proc = subprocess.run([args.judge, "--exercise", exercise, "--submission", submission, "--out", out,
-                               "--course-root", course_root, "--no-color", *expected.get("judge_args", [])],
-                              capture_output=True, text=True, timeout=1800, errors="replace")
+                               "--course-root", course_root, "--no-color", *judge_args],
+                              capture_output=True, text=True, timeout=1800, errors="replace", env=judge_env)
         seconds = time.monotonic() - started
         print(proc.stdout)
         print(proc.stderr, file=sys.stderr)
         time.sleep(expected.get("settle_s", 0))
         reports = {}
+        problems = []
         for fname in ("table.txt", "junit.xml", "results.json", "rows.json"):
             try:
                 with open(os.path.join(out, fname), errors="replace") as f:
                     reports[fname] = f.read()
             except OSError:
                 reports[fname] = ""
-        problems = []
+                problems.append(f"the judge wrote no {fname}")
+        try:
+            ElementTree.fromstring(reports["junit.xml"])
+        except ElementTree.ParseError as e:
+            problems.append(f"junit.xml is not well-formed XML: {e}")
+        if not any(l.startswith("score ") for l in reports["table.txt"].splitlines()):
+            problems.append("table.txt has no score line")
         try:
             rows_json = json.loads(reports["rows.json"])
             rows = {r["id"]: r for r in rows_json["rows"]}
@@ -169,7 +212,10 @@ def main():
             rows_json, rows = {}, {}
             problems.append(f"rows.json unreadable: {e}")
 
-        cuda = rows and any(r["status"] != "SKIPPED" for r in rows.values()
+        if rows_json.get("final") is not True:
+            problems.append("rows.json is not the final one (\"final\": true): the judge stopped before its reports")
+        # a CUDA row graded here (not SKIPPED, and not FAILed as not graded by --require-cuda): a device was visible
+        cuda = rows and any(r["status"] != "SKIPPED" and not r.get("not_graded") for r in rows.values()
                             if any(c["id"] == r["id"] and c.get("cuda") for c in checks))
         devices = 0
         if cuda and any(c.get("devices", 1) > 1 for c in checks):  # rows that need several GPUs
@@ -179,8 +225,10 @@ def main():
         for c in checks:
             cid = c["id"]
             seen = rows.get(cid, {}).get("status", "MISSING")
-            if c.get("cuda") and (not cuda or c.get("devices", 1) > devices > 0):
-                want = "SKIPPED"  # no GPU here, or fewer GPUs than the check needs: never passed, never failed
+            if c.get("cuda") and not cuda:
+                want = "FAIL" if "--require-cuda" in judge_args else "SKIPPED"
+            elif c.get("cuda") and c.get("devices", 1) > devices > 0:
+                want = "SKIPPED"  # fewer GPUs here than the check needs: never passed, never failed
             else:
                 want = "FAIL" if cid in expected.get("fail", []) else "PASS"
             if seen != want:
@@ -188,7 +236,8 @@ def main():
         want_rc = 1 if any(r["status"] == "FAIL" for r in rows.values()) else 0
         if proc.returncode != want_rc:
             problems.append(f"judge exit status {proc.returncode}, expected {want_rc}")
-        for text in expected.get("output_contains", []) + (expected.get("output_contains_with_cuda", []) if cuda else []):
+        for text in expected.get("output_contains", []) + expected.get(
+                "output_contains_with_cuda" if cuda else "output_contains_without_cuda", []):
             if text not in proc.stdout:
                 problems.append(f"the console output does not contain {text!r}")
         for text in [planted_cases.substitute(t, subs) for t in expected.get("output_not_contains", [])]:
@@ -206,7 +255,8 @@ def main():
             if abs(results["score"] - points) > 1e-9 or abs(rows_json["score"] - points) > 1e-9:
                 problems.append(f"results.json score {results['score']} / rows.json score {rows_json['score']} "
                                 f"disagree with the passed rows ({points})")
-        except (ValueError, KeyError) as e:
+            problems += not_graded_problems(rows_json, results, proc.stdout)
+        except (ValueError, KeyError, TypeError) as e:
             problems.append(f"results.json unreadable: {e}")
         peak = rows_json.get("judge_peak_rss_mb")
         if "max_judge_rss_mb" in expected and not (isinstance(peak, (int, float)) and peak <= expected["max_judge_rss_mb"]):

@@ -75,6 +75,8 @@ def main():
         want = ", ".join(expected.get("fail", [])) or "all rows PASS"
         if expected.get("fail"):
             want = "FAIL: " + want
+        if "--require-cuda" in expected.get("judge_args", []):
+            want += " (with a GPU; without one the CUDA rows FAIL, not graded: --require-cuda)"
         try:
             with open(os.path.join(args.results_dir, exercise, case + ".json")) as f:
                 result = json.load(f)

@@ -1,6 +1,7 @@
 """The grader transcripts the chapters show (`$ ./course grade EX`, the untouched stub on a machine without a GPU) still
 agree with the course: the rows are the exercise's checks, in order, with their points; a row fails exactly when the
-stub's planted case says it fails, and is SKIPPED exactly when it needs a GPU; the score line adds up; and every hint
+stub's planted case says it fails, and is SKIPPED exactly when it needs a GPU; the score line adds up, and so does the
+line of the points not graded (the SKIPPED rows' points, which never vanish from a total); and every hint
 printed under "What to fix" is the one in exercise.json. A transcript pasted once and left behind when a check is
 renamed, re-weighted or re-hinted would teach the wrong thing; this test makes that a failure.
 
@@ -18,6 +19,7 @@ import course_metadata  # noqa: E402
 GRADE = re.compile(r"^\$ \./course grade (\S+)\s*$")
 ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(PASS|FAIL|SKIPPED)\s+(\S+)\s")
 SCORE = re.compile(r"^score ([\d.]+)/([\d.]+): (\d+) passed, (\d+) failed, (\d+) skipped")
+NOT_GRADED = re.compile(r"^NOT GRADED HERE: ")
 FIX = re.compile(r"^FAIL (\S+): ")
 HINT = re.compile(r"^  hint:\s+(.*)$")
 
@@ -57,7 +59,7 @@ def check(chapter, lineno, exercise, lines, problems):
     if ids != [c["id"] for c in meta["checks"]]:
         problems.append(f"{where}: the rows {ids} are not exercise.json's checks {list(checks)}")
         return
-    earned = total = 0.0
+    earned = total = skipped = 0.0
     counts = {"PASS": 0, "FAIL": 0, "SKIPPED": 0}
     for _, cid, result, points in rows:
         c = checks[cid]
@@ -70,6 +72,7 @@ def check(chapter, lineno, exercise, lines, problems):
         if result == "SKIPPED":
             if points != "-":
                 problems.append(f"{where}: skipped row {cid} shows points {points!r}, not '-'")
+            skipped += pts
             continue
         total += pts
         got = pts if result == "PASS" else 0
@@ -85,6 +88,12 @@ def check(chapter, lineno, exercise, lines, problems):
         want = (fmt(earned), fmt(total), str(counts["PASS"]), str(counts["FAIL"]), str(counts["SKIPPED"]))
         if tuple(s) != want:
             problems.append(f"{where}: the score line says {s}, the rows add up to {want}")
+
+    shown = [l for l in lines if NOT_GRADED.match(l)]
+    want = ([f"NOT GRADED HERE: {fmt(total)} of {fmt(total + skipped)} points graded: {fmt(skipped)} not graded "
+             "(needs a CUDA device)"] if skipped else [])
+    if shown != want:
+        problems.append(f"{where}: the line of the points not graded is {shown}; the rows give {want}")
 
     current = None
     for l in lines:

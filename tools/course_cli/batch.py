@@ -1,5 +1,10 @@
 """batch: a folder of submissions (one folder per student) graded in parallel; gradebook.csv, and for each student
-results.json (Gradescope's format) and feedback.md. A re-run regrades only what changed."""
+results.json (Gradescope's format) and feedback.md. A re-run regrades only what changed.
+
+The gradebook never hides what a grade left out: `not_graded` (points) and `not_graded_why` (per exercise, why:
+e.g. "04_cuda: 12 needs a CUDA device") count the checks this machine could not run, and `protections_off` lists the
+sandbox protections that were off in any of the student's grades. With --require-cuda, a grade that could not run
+its CUDA rows fails (its CUDA rows FAIL as not graded, it is not kept for reuse, and batch exits 1)."""
 from __future__ import annotations
 
 import concurrent.futures as futures
@@ -40,7 +45,21 @@ class Progress:
                 print(line, file=sys.stderr, flush=True)
 
 
-def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "") -> tuple[dict, bool]:
+def not_graded(rows: dict) -> tuple[float, dict[str, float]]:
+    """(points, {why: points}) a grade did not grade (rows.json's not_graded; an older grade has none)."""
+    ng = rows.get("not_graded")
+    if not isinstance(ng, dict):
+        return 0.0, {}
+    why = ng.get("why") if isinstance(ng.get("why"), dict) else {}
+    return float(ng.get("points", 0) or 0), {str(k): float(v) for k, v in why.items()}
+
+
+def protections_off(rows: dict) -> list[str]:
+    return [p["id"] for p in rows.get("protections", []) if isinstance(p, dict) and p.get("on") is False]
+
+
+def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "",
+              require_cuda: bool = False) -> tuple[dict, bool]:
     """Returns (rows-like summary, reused). Reuses the previous grade when the key is unchanged."""
     key_file = out / "grade.key"
     if key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
@@ -59,7 +78,7 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
         key_file.write_text(key)
         return rows, False
     seed = int(key[:8], 16) | 1
-    r = run_judge(ex, sub, out, show="capture", color=False, seed=seed, timeout=timeout)
+    r = run_judge(ex, sub, out, show="capture", color=False, seed=seed, timeout=timeout, require_cuda=require_cuda)
     log, rc = (f"the judge did not finish in {timeout:g} s", -1) if r.timed_out else (r.stdout + r.stderr, r.returncode)
     (out / "judge.log").write_text(log)
     try:
@@ -71,13 +90,19 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
         (out / "rows.json").write_text(json.dumps(rows, indent=2))
         (out / "table.txt").write_text(f"{ex}: the grader could not grade this submission (exit {rc}):\n{log[-2000:]}\n")
         return rows, False
-    if rc in (0, 1):
+    # a grade that could not run some rows under --require-cuda is not complete: the next run grades it again
+    if rc in (0, 1) and not (require_cuda and not_graded(rows)[0] > 0):
         key_file.write_text(key)
     return rows, False
 
 
 def feedback_report(student: str, per_ex: dict[str, Path], merged: dict) -> str:
-    parts = [f"# Feedback for {student}", "", f"Total: {merged['score']:g} / {merged['extra_data']['max_score']:g}", ""]
+    total = f"Total: {merged['score']:g} / {merged['extra_data']['max_score']:g}"
+    ng = merged["extra_data"].get("not_graded", {})
+    if ng.get("points", 0) > 0:
+        total += (f" ({ng['points']:g} more points not graded here: "
+                  + ", ".join(f"{p:g} {why}" for why, p in sorted(ng["why"].items())) + ")")
+    parts = [f"# Feedback for {student}", "", total, ""]
     for ex, out in per_ex.items():
         table = (out / "table.txt").read_text() if (out / "table.txt").is_file() else f"{ex}: no report\n"
         parts += [f"## {ex}", "", "```", table.rstrip(), "```", ""]
@@ -105,7 +130,7 @@ def cmd_batch(args) -> int:
             bad = link_below(subs, sub) if sub else None
             refused = f"{bad} is a symbolic link or not a folder: submit the folder itself" if bad else ""
             fingerprint = "refused" if refused else hash_tree(sub) if sub else "missing"
-            key = hashlib.sha256(fingerprint.encode() + judge_key.encode()
+            key = hashlib.sha256(fingerprint.encode() + judge_key.encode() + (b"require-cuda" if args.require_cuda else b"")
                                  + file_hash(ROOT / "exercises" / ex / "exercise.json").encode()
                                  + file_hash(ROOT / "autograder" / "metadata" / "checks.json").encode()).hexdigest()
             jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key, refused))
@@ -113,7 +138,7 @@ def cmd_batch(args) -> int:
     bar = Progress(len(jobs))
     rows: dict[tuple[str, str], dict] = {}
     with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        running = {pool.submit(grade_one, ex, sub, o, key, args.timeout, refused): (st, ex)
+        running = {pool.submit(grade_one, ex, sub, o, key, args.timeout, refused, args.require_cuda): (st, ex)
                    for st, ex, sub, o, key, refused in jobs}
         for f in futures.as_completed(running):
             st, ex = running[f]
@@ -123,11 +148,16 @@ def cmd_batch(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "gradebook.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["student"] + exercises + ["total", "max"])
+        w.writerow(["student"] + exercises + ["total", "max", "not_graded", "not_graded_why", "protections_off"])
         for st in students:
             per = [rows[(st.name, ex)] for ex in exercises]
+            missed = {ex: not_graded(rows[(st.name, ex)]) for ex in exercises}
+            why = "; ".join(f"{ex}: " + ", ".join(f"{p:g} {reason}" for reason, p in sorted(reasons.items()))
+                            for ex, (points, reasons) in missed.items() if points > 0)
+            off = sorted({p for r in per for p in protections_off(r)})
             w.writerow([st.name] + [f"{r.get('score', 0):g}" for r in per]
-                       + [f"{sum(r.get('score', 0) for r in per):g}", f"{sum(r.get('max_score', 0) for r in per):g}"])
+                       + [f"{sum(r.get('score', 0) for r in per):g}", f"{sum(r.get('max_score', 0) for r in per):g}",
+                          f"{sum(points for points, _ in missed.values()):g}", why, " ".join(off)])
     for st in students:
         per_ex = {ex: out / "students" / st.name / ex for ex in exercises}
         merged = merge_results(st.name, per_ex, {ex: rows[(st.name, ex)] for ex in exercises})
@@ -137,4 +167,15 @@ def cmd_batch(args) -> int:
     say(f"per student: {out}/students/NAME/results.json (Gradescope format) and feedback.md")
     if args.summary:
         say((out / "gradebook.csv").read_text().rstrip())
+    off = sorted({p for r in rows.values() for p in protections_off(r)})
+    if off:
+        say(f"WARNING: graded with sandbox protections off: {', '.join(off)} (gradebook column protections_off)")
+    missed = sorted(f"{st}/{ex}" for (st, ex), r in rows.items() if not_graded(r)[0] > 0)
+    if missed:
+        say(f"{'FAILED' if args.require_cuda else 'NOTE'}: {len(missed)} grade(s) left points not graded on this "
+            f"machine (gradebook columns not_graded, not_graded_why): {', '.join(missed[:10])}"
+            + (" ..." if len(missed) > 10 else "")
+            + (": --require-cuda makes them fail; grade them on a machine with a GPU" if args.require_cuda else ""))
+        if args.require_cuda:
+            return 1
     return 0

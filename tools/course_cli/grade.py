@@ -21,7 +21,8 @@ def cmd_grade(args) -> int:
     submission = args.submission if args.submission is not None else ROOT / "exercises" / ex
     run = run_judge(ex, submission, args.out, show="stream", seed=args.seed, worker_timeout=args.worker_timeout,
                     color=not args.no_color, toolchain=args.toolchain, course_root=args.course_root,
-                    list_checks=args.list, protections=args.protections, doctest_args=args.doctest_args)
+                    list_checks=args.list, protections=args.protections, require_cuda=args.require_cuda,
+                    doctest_args=args.doctest_args)
     return exit_status(run.returncode)
 
 

@@ -24,6 +24,7 @@ GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.
 
 def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) -> dict:
     tests, score, max_score, seconds, lines = [], 0.0, 0.0, 0.0, []
+    not_graded, why = 0.0, {}
     for ex, out in per_ex.items():
         try:
             res = json.loads((out / "results.json").read_text())
@@ -43,8 +44,14 @@ def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) 
             "max_score", sum(float(t.get("max_score", 0)) for t in res.get("tests", []))))
         seconds += float(res.get("execution_time", 0))
         lines.append(res.get("output", ex))
+        ng = res.get("extra_data", {}).get("not_graded", {})  # the points this machine could not grade, and why
+        if isinstance(ng, dict) and ng.get("points"):
+            not_graded += float(ng["points"])
+            for reason, p in (ng.get("why") or {}).items():
+                why[reason] = why.get(reason, 0.0) + float(p)
     return {"score": score, "execution_time": round(seconds), "output": "\n".join(lines),
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests, "extra_data": {"max_score": max_score}}
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"max_score": max_score, "not_graded": {"points": not_graded, "why": why}}}
 
 
 def cmd_gradescope_zip(args) -> int:

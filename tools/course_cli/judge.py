@@ -49,7 +49,7 @@ def compile_flags(tc: dict) -> list[str]:
 def judge_argv(ex: str, submission: Path | str | None, out: Path | str | None = None, *, seed: int | None = None,
                worker_timeout: float | None = None, color: bool = True, toolchain: Path | str | None = None,
                course_root: Path | str | None = None, list_checks: bool = False, protections: bool = False,
-               doctest_args: Sequence[str] = ()) -> list[str]:
+               require_cuda: bool = False, doctest_args: Sequence[str] = ()) -> list[str]:
     """The judge's command line. An option left at None is left to the judge's default (`build/judge --help`)."""
     argv = [str(judge_path()), "--exercise", ex]
     if submission is not None:
@@ -70,6 +70,8 @@ def judge_argv(ex: str, submission: Path | str | None, out: Path | str | None = 
         argv.append("--list")
     if protections:
         argv.append("--protections")
+    if require_cuda:
+        argv.append("--require-cuda")
     if doctest_args:
         argv += ["--", *doctest_args]
     return argv

@@ -61,6 +61,8 @@ def p_grade(p: argparse.ArgumentParser) -> None:
                    "(default: this checkout)")
     p.add_argument("--protections", action="store_true", help="print (JSON) which sandbox protections this "
                    "machine allows, and exit")
+    p.add_argument("--require-cuda", action="store_true", help="a check that needs a CUDA device FAILs (not graded) "
+                   "on a machine without one, instead of being SKIPPED")
 
 
 def p_grade_solutions(p: argparse.ArgumentParser) -> None:
@@ -97,6 +99,9 @@ def p_batch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exercises", help="comma-separated exercise ids (default: all)")
     p.add_argument("--timeout", type=float, default=1200, help="seconds one grade may take (default 1200)")
     p.add_argument("--summary", action="store_true", help="print the gradebook at the end")
+    p.add_argument("--require-cuda", action="store_true", help="a grade that could not run its CUDA rows (no GPU "
+                   "here) fails instead of completing: those rows FAIL as not graded, the grade is not kept for "
+                   "reuse, and batch exits 1")
 
 
 def p_gradescope_zip(p: argparse.ArgumentParser) -> None:

@@ -1,8 +1,11 @@
-"""./course batch: a class folder graded in parallel; gradebook, merged results.json, feedback; re-runs reuse."""
+"""./course batch: a class folder graded in parallel; gradebook, merged results.json, feedback; re-runs reuse. The
+gradebook shows the points a grade could not grade here and the protections that were off; --require-cuda fails a
+grade that could not run its CUDA rows."""
 import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -65,6 +68,51 @@ try:
         fh.write("// bob edits\n")
     rc, log = run(args, env=env)
     expect(rc == 0 and "(5 unchanged)" in log, "a re-run regrades only what changed")
+    expect(all(by[st]["not_graded"] == "0" and by[st]["not_graded_why"] == "" for st in by),
+           "02_schema has no CUDA rows: every point graded")
+    off_here = sorted(p["id"] for p in json.loads(subprocess.run(
+        [str(build / "judge"), "--protections"], capture_output=True, text=True, check=True).stdout) if not p["on"])
+    expect(by["alice"]["protections_off"] == " ".join(off_here), "the gradebook lists the protections off here "
+           f"({off_here})")
+
+    # protections off: the gradebook says which, for each student graded so, and batch warns
+    out_off = tmp / "grades-sandbox-off"
+    rc, log = run(["batch", str(subs), "--out", str(out_off), "--exercises", "02_schema"],
+                  env=dict(env, COURSE_SANDBOX="off"))
+    book = {r["student"]: r for r in csv.DictReader(open(out_off / "gradebook.csv"))}
+    expect(rc == 0 and {"sandbox", "no_network", "solutions_hidden"} <= set(book["alice"]["protections_off"].split()),
+           "graded with the sandbox off: the gradebook's protections_off column says so")
+    expect("WARNING: graded with sandbox protections off: " in log, "batch warns when protections were off")
+
+    # a CUDA exercise: the points of the CUDA rows a machine without a GPU cannot grade are in the gradebook
+    cuda_subs = tmp / "cuda-class"
+    shutil.copytree(SOURCE / "solutions" / "04_cuda", cuda_subs / "dave" / "04_cuda")
+    out_cuda = tmp / "grades-cuda"
+    cuda_args = ["batch", str(cuda_subs), "--out", str(out_cuda), "--exercises", "04_cuda"]
+    rc, log = run(cuda_args, env=env)
+    rows = json.loads((out_cuda / "students" / "dave" / "04_cuda" / "rows.json").read_text())
+    missed = rows["not_graded"]["points"]  # 12 without a GPU, 0 with one
+    dave = next(csv.DictReader(open(out_cuda / "gradebook.csv")))
+    expect(rc == 0 and float(dave["not_graded"]) == missed, f"the gradebook's not_graded is rows.json's ({missed})")
+    res = json.loads((out_cuda / "students" / "dave" / "results.json").read_text())
+    expect(res["extra_data"]["not_graded"]["points"] == missed, "the merged results.json counts them too")
+    expect(not list(GRADESCOPE.iter_errors(res)), "and stays in Gradescope's format")
+    if missed:
+        expect(missed == 12 and dave["not_graded_why"] == "04_cuda: 12 needs a CUDA device"
+               and dave["04_cuda"] == "12" and dave["max"] == "12", "without a GPU: 12/12, and 12 points not graded")
+        fb = (out_cuda / "students" / "dave" / "feedback.md").read_text()
+        expect("12 more points not graded here: 12 needs a CUDA device" in fb and "12 of 24 points graded" in fb,
+               "the feedback says which points were not graded")
+        rc, log = run(cuda_args + ["--require-cuda"], env=env)
+        dave = next(csv.DictReader(open(out_cuda / "gradebook.csv")))
+        expect(rc == 1 and "--require-cuda makes them fail" in log, "--require-cuda: the batch fails without a GPU")
+        expect(dave["04_cuda"] == "12" and dave["max"] == "24" and dave["not_graded"] == "12",
+               "--require-cuda: the CUDA rows fail as not graded (12/24)")
+        rc, log = run(cuda_args + ["--require-cuda"], env=env)
+        expect(rc == 1 and "(0 unchanged)" in log, "an incomplete grade is not reused: the next run grades it again")
+    else:
+        rc, log = run(cuda_args + ["--require-cuda"], env=env)
+        expect(rc == 0, "--require-cuda with a GPU: every row graded, the batch succeeds")
     print("ok: batch")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
