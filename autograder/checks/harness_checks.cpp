@@ -19,9 +19,6 @@
 // with what it knows of the course's builds can still tell them apart. That is a known limit (autograder/THREATS.md).
 #include <doctest/doctest.h>
 #include <elf.h>
-#include <grp.h>
-#include <linux/keyctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,30 +102,6 @@ std::pair<std::size_t, std::size_t> elf_section(const std::string& image, const 
   return {0, 0};
 }
 
-// Empties and discards the kernel keyrings of the sandbox's uid (its user, user-session and persistent keyrings).
-// Keyrings belong to a uid, not to a process or a mount namespace: a harness could leave a key in one run and read it
-// in the next, through any sandbox. Nothing to do when submission code runs as the judge's own uid (no uid of the
-// sandbox's own: those keys are the user's, and the protections list says the uid protection is off).
-void empty_keyrings() {
-  const int uid = Sandbox::get().uid();
-  if (uid < 0) return;
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
-    long persistent = syscall(SYS_keyctl, KEYCTL_GET_PERSISTENT, -1L, static_cast<long>(KEY_SPEC_USER_KEYRING));
-    if (persistent > 0) {
-      syscall(SYS_keyctl, KEYCTL_CLEAR, persistent);
-      syscall(SYS_keyctl, KEYCTL_INVALIDATE, persistent);
-    }
-    for (long ring : {static_cast<long>(KEY_SPEC_USER_KEYRING), static_cast<long>(KEY_SPEC_USER_SESSION_KEYRING)}) {
-      syscall(SYS_keyctl, KEYCTL_CLEAR, ring);
-      syscall(SYS_keyctl, KEYCTL_INVALIDATE, ring);  // the kernel makes a new, empty one if the uid asks again
-    }
-    _exit(0);
-  }
-  if (pid > 0) waitpid(pid, nullptr, 0);
-}
-
 // Every run of the grade, made at once, in an order shuffled from the seed.
 class Grade {
  public:
@@ -201,7 +174,7 @@ class Grade {
     // reproduces the order on any machine with the same operators.
     std::mt19937_64 rng(s.cfg.seed ^ 0x07c4a77e57ULL);
     for (std::size_t i = targets.size() - 1; i > 0; --i) std::swap(targets[i], targets[rng() % (i + 1)]);
-    empty_keyrings();  // the uid may have been another grade's (it is derived from a pid)
+    Sandbox::get().empty_keyrings();  // the uid may have been another grade's (it is derived from a pid)
     for (auto& t : targets) runs_[t.run] = run_one(t);
   }
 
@@ -246,7 +219,7 @@ class Grade {
       if (fs::is_regular_file(fs::symlink_status(calls, ec))) run.calls = static_cast<long long>(fs::file_size(calls, ec));
       fs::remove_all(run.group->dir, ec);  // nothing of this run stays for the next one to find
     }
-    empty_keyrings();
+    Sandbox::get().empty_keyrings();
     if (!run.group->ok) return run;
     for (auto& test : run.group->report.value("tests", json::array())) {
       std::string outcome = test.value("outcome", ""), id = test.value("id", "?");

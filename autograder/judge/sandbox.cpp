@@ -1,6 +1,8 @@
 #include "sandbox.hpp"
 
 #include <grp.h>
+#include <linux/keyctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -353,6 +355,29 @@ void Sandbox::sweep_uid() const {
     if (pid > 0) waitpid(pid, nullptr, 0);
     usleep(10000);
   }
+  empty_keyrings();  // after every run: nothing of it is left for the next one, of any exercise
+}
+
+// Keyrings belong to a uid, not to a process or a mount namespace: a key left by one run could be read by the next,
+// through any sandbox (chapter 7's harness would tell its runs apart by it). Nothing to do when submission code
+// runs as the judge's own uid (those keys are the user's, and the protections list says the uid protection is off).
+void Sandbox::empty_keyrings() const {
+  if (!drop_uid_) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
+    long persistent = syscall(SYS_keyctl, KEYCTL_GET_PERSISTENT, -1L, static_cast<long>(KEY_SPEC_USER_KEYRING));
+    if (persistent > 0) {
+      syscall(SYS_keyctl, KEYCTL_CLEAR, persistent);
+      syscall(SYS_keyctl, KEYCTL_INVALIDATE, persistent);
+    }
+    for (long ring : {static_cast<long>(KEY_SPEC_USER_KEYRING), static_cast<long>(KEY_SPEC_USER_SESSION_KEYRING)}) {
+      syscall(SYS_keyctl, KEYCTL_CLEAR, ring);
+      syscall(SYS_keyctl, KEYCTL_INVALIDATE, ring);  // the kernel makes a new, empty one if the uid asks again
+    }
+    _exit(0);
+  }
+  if (pid > 0) waitpid(pid, nullptr, 0);
 }
 
 void Sandbox::kill_leftovers(const fs::path& work_dir) const {

@@ -70,6 +70,8 @@ class Sandbox {
   // the sandbox uid, and of the judge's uid whose working folder is under `work_dir`).
   void kill_leftovers(const std::filesystem::path& work_dir) const;
   int uid() const { return drop_uid_ ? uid_ : -1; }  // -1: submission code runs as the judge's uid
+  // Empties and discards the sandbox uid's kernel keyrings (done after every run; chapter 7 also before its first).
+  void empty_keyrings() const;
 
  private:
   bool configured_ = false;
