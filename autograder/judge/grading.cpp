@@ -1,10 +1,13 @@
 #include "grading.hpp"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -224,6 +227,22 @@ const BuildResult& Session::build(const std::string& variant) {
     fs::create_directories(own_cache, mk);
     if (mk) own_cache.clear();
     else env["CCACHE_DIR"] = own_cache.string();
+  }
+  // Two judges grading the same folder at once (a class batch and a student's watch, or the test suite) would hand
+  // the cache to two sandbox uids in turn, and one compiler would find its folders owned by the other: builds of one
+  // submission take turns. The lock file sits beside the cache, outside what the sandbox mounts.
+  struct CacheLock {
+    int fd = -1;
+    ~CacheLock() { if (fd >= 0) ::close(fd); }
+  } cache_lock;
+  if (!own_cache.empty()) {
+    cache_lock.fd = ::open((own_cache.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (cache_lock.fd >= 0) {
+      while (::flock(cache_lock.fd, LOCK_EX) != 0 && errno == EINTR) {}
+    } else {
+      own_cache.clear();  // no lock, no shared cache: this build compiles without ccache
+      env.erase("CCACHE_DIR");
+    }
   }
   // Every grade builds in a new folder: compile with paths relative to it (and tell ccache to rewrite any absolute
   // path under it), so an unchanged source hits the cache whichever folder it is graded in.

@@ -45,6 +45,18 @@ try:
         hits, misses = stats()
         print(f"after grade {i} ({sub}): {hits} hit(s), {misses} miss(es)")
         expect((hits, misses) == want, f"ccache after grade {i}: expected {want}")
-    print("ok: a regrade hits its own cache; another submission does not share it")
+    # three judges grading one folder at once (each with a sandbox uid of its own) share its cache: they take
+    # turns, and each builds
+    shutil.rmtree(tmp / "cache", ignore_errors=True)
+    together = [subprocess.Popen([str(build / "judge"), "--exercise", "02_schema", "--submission", str(other),
+                                  "--out", str(tmp / f"together-{i}"), "--no-color", "--toolchain", str(tcf)],
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for i in range(3)]
+    for i, p in enumerate(together):
+        out = p.communicate(timeout=900)[0]
+        if p.returncode != 0:
+            print(out)
+        expect(p.returncode == 0, f"concurrent grade {i} of the same folder passes (its build is not broken by another's)")
+    print("ok: a regrade hits its own cache; another submission does not share it; concurrent grades take turns")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -13,6 +13,15 @@ from pathlib import Path
 import jsonschema
 from clitest import SOURCE, expect, run, temp_dir
 
+sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
+import course_metadata  # noqa: E402
+
+# 04_cuda's points, from its metadata: those of the rows that need a CUDA device, and the rest
+CUDA_META = course_metadata.load("04_cuda")
+CUDA_TOTAL = int(course_metadata.max_points(CUDA_META))
+NEEDS_GPU = int(sum(c["points"] for c in CUDA_META["checks"] if c["cuda"]))
+HERE = CUDA_TOTAL - NEEDS_GPU
+
 GRADESCOPE = jsonschema.Draft202012Validator(
     json.loads((SOURCE / "autograder" / "schemas" / "gradescope_results.schema.json").read_text()))
 
@@ -91,23 +100,24 @@ try:
     cuda_args = ["batch", str(cuda_subs), "--out", str(out_cuda), "--exercises", "04_cuda"]
     rc, log = run(cuda_args, env=env)
     rows = json.loads((out_cuda / "students" / "dave" / "04_cuda" / "rows.json").read_text())
-    missed = rows["not_graded"]["points"]  # 12 without a GPU, 0 with one
+    missed = rows["not_graded"]["points"]  # NEEDS_GPU without a GPU, 0 with one
     dave = next(csv.DictReader(open(out_cuda / "gradebook.csv")))
     expect(rc == 0 and float(dave["not_graded"]) == missed, f"the gradebook's not_graded is rows.json's ({missed})")
     res = json.loads((out_cuda / "students" / "dave" / "results.json").read_text())
     expect(res["extra_data"]["not_graded"]["points"] == missed, "the merged results.json counts them too")
     expect(not list(GRADESCOPE.iter_errors(res)), "and stays in Gradescope's format")
     if missed:
-        expect(missed == 12 and dave["not_graded_why"] == "04_cuda: 12 needs a CUDA device"
-               and dave["04_cuda"] == "12" and dave["max"] == "12", "without a GPU: 12/12, and 12 points not graded")
+        expect(missed == NEEDS_GPU and dave["not_graded_why"] == f"04_cuda: {NEEDS_GPU} needs a CUDA device"
+               and dave["04_cuda"] == str(HERE) and dave["max"] == str(HERE),
+               f"without a GPU: {HERE}/{HERE}, and {NEEDS_GPU} points not graded")
         fb = (out_cuda / "students" / "dave" / "feedback.md").read_text()
-        expect("12 more points not graded here: 12 needs a CUDA device" in fb and "12 of 24 points graded" in fb,
-               "the feedback says which points were not graded")
+        expect(f"{NEEDS_GPU} more points not graded here: {NEEDS_GPU} needs a CUDA device" in fb
+               and f"{HERE} of {CUDA_TOTAL} points graded" in fb, "the feedback says which points were not graded")
         rc, log = run(cuda_args + ["--require-cuda"], env=env)
         dave = next(csv.DictReader(open(out_cuda / "gradebook.csv")))
         expect(rc == 1 and "--require-cuda makes them fail" in log, "--require-cuda: the batch fails without a GPU")
-        expect(dave["04_cuda"] == "12" and dave["max"] == "24" and dave["not_graded"] == "12",
-               "--require-cuda: the CUDA rows fail as not graded (12/24)")
+        expect(dave["04_cuda"] == str(HERE) and dave["max"] == str(CUDA_TOTAL) and dave["not_graded"] == str(NEEDS_GPU),
+               f"--require-cuda: the CUDA rows fail as not graded ({HERE}/{CUDA_TOTAL})")
         rc, log = run(cuda_args + ["--require-cuda"], env=env)
         expect(rc == 1 and "(0 unchanged)" in log, "an incomplete grade is not reused: the next run grades it again")
     else:
