@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "diagnostics.hpp"
 #include "sandbox.hpp"
 #include "submission_files.hpp"
 
@@ -171,6 +172,21 @@ const BuildResult& Session::build(const std::string& variant) {
 
   const json& tc = toolchain;
   auto env = current_environment();
+  // The compiler's messages in the C locale: plain ASCII quotes ('k', not the UTF-8 ones), the same on every
+  // machine, as diagnostics.cpp reads them. (Sources stay UTF-8: g++ and nvcc read them so in any locale.)
+  env["LC_ALL"] = "C";
+  // What a failed compile or link is read with: the student's files (as copied), where they were compiled.
+  DiagnosticsContext diag;
+  for (auto& f : read.files) diag.student_files[f.name] = f.content;
+  diag.build_dir = dir;
+  diag.include_dirs = strings(tc, "include_dirs");
+  auto read_errors = [&](const std::string& output) {
+    CompilerErrors e = read_compiler_errors(output, diag);
+    if (!e.found) return;
+    b.first_error = e.first;
+    b.more_errors = e.more;
+    b.errors = e.text;
+  };
   std::string ccache = tc.value("ccache", "");
   // Each submission folder gets a compiler cache of its own: a regrade recompiles only the sources that changed,
   // and no submission can plant objects in another's cache.
@@ -228,6 +244,8 @@ const BuildResult& Session::build(const std::string& variant) {
     b.log += r.out + r.err;
     if (!r.exited || r.exit_code != 0) {
       b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")";
+      diag.compiling = src;
+      read_errors(r.out + r.err);
       b.log = tail_lines(b.log, 40);
       return b;
     }
@@ -248,10 +266,17 @@ const BuildResult& Session::build(const std::string& variant) {
   for (auto& l : strings(tc, "libs")) link.push_back(l);
   if (has_cuda)
     for (auto& l : strings(tc, "cuda_libs")) link.push_back(l);
+  // A symbol used and defined nowhere (a launcher declared with one signature and defined with another) is a link
+  // error here, naming the function that uses it, rather than a mangled "undefined symbol" when the worker loads
+  // the library. Every symbol a submission can reach is in the libraries above: the judge's include folders have
+  // no Python headers, so nothing is left for the Python process to provide.
+  link.push_back("-Wl,-z,defs");
   auto r = Sandbox::get().run(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024}, dir);
   b.log += r.out + r.err;
   if (!r.exited || r.exit_code != 0) {
     b.failure = "linking lib" + exercise.library + ".so failed (the linker " + r.describe() + ")";
+    diag.compiling.clear();
+    read_errors(r.out + r.err);
     b.log = tail_lines(b.log, 40);
     return b;
   }
