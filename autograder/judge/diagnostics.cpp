@@ -404,12 +404,16 @@ class Reader {
       if (p.edg && l.column == 0) l.column = edg_column(p, n);
       return l;
     }
+    auto at = [&](const Item& it) -> std::optional<Loc> {
+      if (auto n = student(it.loc.file); !n.empty()) return Loc{n, it.loc.line, it.loc.column};
+      return std::nullopt;
+    };
     for (int i = g.principal - 1; i >= 0; --i)
       if (g.items[i].role == Role::Context)
-        if (auto n = student(g.items[i].loc.file); !n.empty()) return Loc{n, g.items[i].loc.line, g.items[i].loc.column};
+        if (auto l = at(g.items[i])) return l;
     for (std::size_t i = g.principal + 1; i < g.items.size(); ++i)
       if (g.items[i].role == Role::Note)
-        if (auto n = student(g.items[i].loc.file); !n.empty()) return Loc{n, g.items[i].loc.line, g.items[i].loc.column};
+        if (auto l = at(g.items[i])) return l;
     for (int i = 0; i < g.principal; ++i)
       if (g.items[i].role == Role::Include)
         if (auto n = student(g.items[i].loc.file); !n.empty()) return Loc{n, g.items[i].loc.line, 0};
@@ -534,6 +538,29 @@ class Reader {
 };
 
 }  // namespace
+
+std::string undefined_cxx_references(const std::string& link_output) {
+  static const std::string marker = "warning: undefined reference to `";
+  std::string out, scope;
+  for (const std::string& line : split_lines(link_output)) {
+    if (line.find(": in function `") != std::string::npos && ends_with(line, "':")) {
+      scope = line;
+      continue;
+    }
+    auto m = line.find(marker);
+    auto end = line.rfind('\'');
+    if (m == std::string::npos || end == std::string::npos || end < m + marker.size()) continue;
+    std::string symbol = line.substr(m + marker.size(), end - m - marker.size());
+    bool cxx = symbol.find('(') != std::string::npos || symbol.find("::") != std::string::npos ||
+               starts_with(symbol, "vtable for ") || starts_with(symbol, "typeinfo for ") ||
+               starts_with(symbol, "VTT for ") || starts_with(symbol, "guard variable for ");
+    if (!cxx) continue;
+    if (!scope.empty()) out += scope + "\n";
+    scope.clear();
+    out += line.substr(0, m) + line.substr(m + 9) + "\n";  // less "warning: "
+  }
+  return out;
+}
 
 CompilerErrors read_compiler_errors(const std::string& output, const DiagnosticsContext& ctx) {
   CompilerErrors r;

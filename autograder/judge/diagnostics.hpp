@@ -36,4 +36,12 @@ struct CompilerErrors {
 // `output` is what the compiler (or the linker) printed, in the C locale.
 CompilerErrors read_compiler_errors(const std::string& output, const DiagnosticsContext& ctx);
 
+// The judge links with -z defs --warn-unresolved-symbols: each symbol used and defined in none of the libraries
+// linked is a warning, and the link succeeds as it would without them. A C++ symbol among them (a function with its
+// signature, a vtable, anything in a namespace) is defined nowhere the loader would look either: torch's C++ is all
+// in the libraries linked. A C symbol may be found at load (Python's C API in the worker process; OpenMP, cuBLAS in
+// libraries torch's own depend on) and is left to the loader. Returns the linker's lines about the C++ ones, as
+// errors ("undefined reference to `f(long)'", each after its "in function" line); "" when there is none.
+std::string undefined_cxx_references(const std::string& link_output);
+
 }  // namespace judge

@@ -266,17 +266,24 @@ const BuildResult& Session::build(const std::string& variant) {
   for (auto& l : strings(tc, "libs")) link.push_back(l);
   if (has_cuda)
     for (auto& l : strings(tc, "cuda_libs")) link.push_back(l);
-  // A symbol used and defined nowhere (a launcher declared with one signature and defined with another) is a link
-  // error here, naming the function that uses it, rather than a mangled "undefined symbol" when the worker loads
-  // the library. Every symbol a submission can reach is in the libraries above: the judge's include folders have
-  // no Python headers, so nothing is left for the Python process to provide.
-  link.push_back("-Wl,-z,defs");
+  // Symbols used and defined in none of these libraries are listed (as warnings: the link goes on as before). A C++
+  // one (a launcher declared with one signature and defined with another) fails the build here, naming the
+  // function that uses it, rather than as a mangled "undefined symbol" when the worker loads the library; a C one
+  // is left to the loader (diagnostics.hpp, undefined_cxx_references).
+  link.insert(link.end(), {"-Wl,-z,defs", "-Wl,--warn-unresolved-symbols"});
   auto r = Sandbox::get().run(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024}, dir);
   b.log += r.out + r.err;
+  diag.compiling.clear();
   if (!r.exited || r.exit_code != 0) {
     b.failure = "linking lib" + exercise.library + ".so failed (the linker " + r.describe() + ")";
-    diag.compiling.clear();
     read_errors(r.out + r.err);
+    b.log = tail_lines(b.log, 40);
+    return b;
+  }
+  if (std::string undefined = undefined_cxx_references(r.out + r.err); !undefined.empty()) {
+    b.failure = "linking lib" + exercise.library +
+                ".so failed (a C++ function or object it uses is defined in no library)";
+    read_errors(undefined);
     b.log = tail_lines(b.log, 40);
     return b;
   }

@@ -490,3 +490,26 @@ TEST_CASE("compiler errors: hostile output (long lines, odd bytes, a flood) is r
   }
   read_compiler_errors(noise + ": error: " + noise, diag_context({{"a.cpp", ""}}, "a.cpp"));
 }
+
+TEST_CASE("compiler errors: of the link's undefined references, a C++ one is an error and a C one left to the loader") {
+  // ld -z defs --warn-unresolved-symbols, captured: OpenMP (libgomp, loaded with libtorch_cpu), Python's C API (the
+  // worker process), cuBLAS (loaded with libtorch_cuda), and a C++ function declared and defined nowhere
+  const std::string out =
+      "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `f()':\n"
+      "a.cpp:(.text+0x6918): warning: undefined reference to `omp_get_thread_num'\n"
+      "/usr/bin/ld: a.cpp:(.text+0x691f): warning: undefined reference to `PyGILState_Ensure'\n"
+      "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g()':\n"
+      "a.cpp:(.text+0x6935): warning: undefined reference to `declared_only(long)'\n"
+      "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `h(cublasContext*)':\n"
+      "a.cpp:(.text+0x6950): warning: undefined reference to `cublasDestroy_v2'\n";
+  const std::string cxx = undefined_cxx_references(out);
+  CHECK(cxx == "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g()':\n"
+               "a.cpp:(.text+0x6935): undefined reference to `declared_only(long)'\n");
+  CompilerErrors e = read_compiler_errors(cxx, diag_context({{"a.cpp", ""}}, ""));
+  CHECK(e.first == "a.cpp: undefined reference to `declared_only(long)'");
+  CHECK(undefined_cxx_references(out.substr(0, out.find("/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g"))) == "");
+  CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `vtable for Shape'\n") ==
+        "x.cpp:(.text+0x1): undefined reference to `vtable for Shape'\n");
+  CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `ns::counter'\n") != "");
+  CHECK(undefined_cxx_references("") == "");
+}
