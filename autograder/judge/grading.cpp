@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "diagnostics.hpp"
 #include "sandbox.hpp"
 #include "sha256.hpp"
 #include "submission_files.hpp"
@@ -212,6 +213,21 @@ const BuildResult& Session::build(const std::string& variant) {
   // The compiler's settings on top of the sandbox's allowlisted environment (Sandbox::run): nothing else of the
   // grading host's environment reaches the compiler (no NVCC_APPEND_FLAGS, CCACHE_PREFIX or CPATH of the host's).
   std::map<std::string, std::string> env;
+  // The compiler's messages in the C locale: plain ASCII quotes ('k', not the UTF-8 ones), the same on every
+  // machine, as diagnostics.cpp reads them. (Sources stay UTF-8: g++ and nvcc read them so in any locale.)
+  env["LC_ALL"] = "C";
+  // What a failed compile or link is read with: the student's files (as copied), where they were compiled.
+  DiagnosticsContext diag;
+  for (auto& f : read.files) diag.student_files[f.name] = f.content;
+  diag.build_dir = dir;
+  diag.include_dirs = strings(tc, "include_dirs");
+  auto read_errors = [&](const std::string& output) {
+    CompilerErrors e = read_compiler_errors(output, diag);
+    if (!e.found) return;
+    b.first_error = e.first;
+    b.more_errors = e.more;
+    b.errors = e.text;
+  };
   std::string ccache = tc.value("ccache", "");
   // Each submission folder gets a compiler cache of its own: a regrade recompiles only the sources that changed,
   // and no submission can plant objects in another's cache.
@@ -285,6 +301,8 @@ const BuildResult& Session::build(const std::string& variant) {
     b.log += r.out + r.err;
     if (!r.exited || r.exit_code != 0) {
       b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")";
+      diag.compiling = src;
+      read_errors(r.out + r.err);
       b.log = tail_lines(b.log, 40);
       return b;
     }
@@ -305,10 +323,24 @@ const BuildResult& Session::build(const std::string& variant) {
   for (auto& l : strings(tc, "libs")) link.push_back(l);
   if (has_cuda)
     for (auto& l : strings(tc, "cuda_libs")) link.push_back(l);
+  // Symbols used and defined in none of these libraries are listed (as warnings: the link goes on as before). A C++
+  // one (a launcher declared with one signature and defined with another) fails the build here, naming the
+  // function that uses it, rather than as a mangled "undefined symbol" when the worker loads the library; a C one
+  // is left to the loader (diagnostics.hpp, undefined_cxx_references).
+  link.insert(link.end(), {"-Wl,-z,defs", "-Wl,--warn-unresolved-symbols"});
   auto r = Sandbox::get().run(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024}, dir);
   b.log += r.out + r.err;
+  diag.compiling.clear();
   if (!r.exited || r.exit_code != 0) {
     b.failure = "linking lib" + exercise.library + ".so failed (the linker " + r.describe() + ")";
+    read_errors(r.out + r.err);
+    b.log = tail_lines(b.log, 40);
+    return b;
+  }
+  if (std::string undefined = undefined_cxx_references(r.out + r.err); !undefined.empty()) {
+    b.failure = "linking lib" + exercise.library +
+                ".so failed (a C++ function or object it uses is defined in no library)";
+    read_errors(undefined);
     b.log = tail_lines(b.log, 40);
     return b;
   }

@@ -55,6 +55,12 @@ struct BuildResult {
   fs::path library;  // empty for a Python-only exercise
   std::string log;      // the compiler's output, capped
   std::string failure;  // one line: which step failed
+  // When a compile or the link failed (diagnostics.hpp): the first error, in the student's files where it can be
+  // placed there ("mm16_cpu.cpp:51:50: 'k' was not declared in this scope"), how many distinct errors follow, and
+  // the output reordered to lead with it. Empty when no error could be read from the output (then: log).
+  std::string first_error;
+  int more_errors = 0;
+  std::string errors;
   bool refused = false;  // the submission's files were refused before anything was compiled (a link, a FIFO...)
   double seconds = 0;
 };

@@ -14,8 +14,10 @@
 #include <random>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "../judge/compare.hpp"
+#include "../judge/diagnostics.hpp"
 #include "../judge/grading.hpp"
 #include "../judge/json.hpp"
 #include "../judge/process.hpp"
@@ -387,4 +389,235 @@ TEST_CASE("submission code gets an allowlist of the host's environment, never th
   unsetenv("COURSE_TEST_HOST_SECRET");
   unsetenv("NVCC_APPEND_FLAGS");
   unsetenv("LD_PRELOAD");
+// ---- compiler errors read for a student (diagnostics.hpp). The outputs are g++ 12's and nvcc 13's, captured with the
+// judge's flags (LC_ALL=C, -include of the precompiled header), their absolute paths shortened.
+namespace {
+DiagnosticsContext diag_context(std::map<std::string, std::string> files, const std::string& compiling) {
+  DiagnosticsContext c;
+  c.student_files = std::move(files);
+  c.build_dir = "/out/work/build-default";
+  c.include_dirs = {"/venv/site-packages/torch/include", "/venv/site-packages/torch/include/torch/csrc/api/include"};
+  c.compiling = compiling;
+  return c;
+}
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string nth_line(const std::string& s, int n) {
+  std::size_t start = 0;
+  for (int i = 0; i < n && start != std::string::npos; ++i) start = s.find('\n', start) + 1;
+  return (start == std::string::npos || (start == 0 && n > 0)) ? "" : s.substr(start, s.find('\n', start) - start);
+}
+std::string lines_of(int n, const std::string& line) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += line + "\n";
+  return s;
+}
+}  // namespace
+
+TEST_CASE("compiler errors: g++'s error in AT_DISPATCH's lambda, through the precompiled header, repeated per dtype") {
+  const std::string out = R"GCC(In file included from /venv/site-packages/torch/include/torch/headeronly/core/Dispatch_v2.h:3,
+                 from /venv/site-packages/torch/include/c10/core/Scalar.h:25,
+                 from /venv/site-packages/torch/include/ATen/core/TensorBody.h:17,
+                 from /venv/site-packages/torch/include/ATen/core/jit_type.h:6,
+                 from /venv/site-packages/torch/include/ATen/core/function_schema.h:6,
+                 from /venv/site-packages/torch/include/ATen/core/op_registration/infer_schema.h:9,
+                 from /venv/site-packages/torch/include/torch/library.h:62,
+                 from /course/build/pch/course_pch.h:5:
+src/mm16_cpu.cpp: In lambda function:
+src/mm16_cpu.cpp:51:50: error: 'k' was not declared in this scope
+   51 |           sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);
+      |                                                  ^
+src/mm16_cpu.cpp: In lambda function:
+src/mm16_cpu.cpp:51:50: error: 'k' was not declared in this scope
+   51 |           sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);
+      |                                                  ^
+src/mm16_cpu.cpp: In lambda function:
+src/mm16_cpu.cpp:51:50: error: 'k' was not declared in this scope
+   51 |           sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);
+      |                                                  ^
+)GCC";
+  std::string src = lines_of(50, "//") + "          sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);\n";
+  CompilerErrors e = read_compiler_errors(out, diag_context({{"mm16_cpu.cpp", src}}, "mm16_cpu.cpp"));
+  REQUIRE(e.found);
+  CHECK(e.first == "mm16_cpu.cpp:51:50: 'k' was not declared in this scope");
+  CHECK(e.more == 0);  // the same error three times (float, double, half) is one error
+  CHECK(first_line(e.text) == "mm16_cpu.cpp:51:50: error: 'k' was not declared in this scope");
+  CHECK(nth_line(e.text, 1).find("   51 |           sum += ") == 0);
+  CHECK(nth_line(e.text, 2) == "      |                                                  ^");
+  CHECK(e.text.find("In file included from") == std::string::npos);
+  CHECK(e.text.find("course_pch.h") == std::string::npos);
+  CHECK(e.text.find("/venv") == std::string::npos);
+}
+
+TEST_CASE("compiler errors: an error in a library header leads with the student's line that required it") {
+  const std::string out = R"GCC(In file included from /venv/site-packages/torch/include/ATen/core/function_schema.h:4,
+                 from /venv/site-packages/torch/include/ATen/core/op_registration/infer_schema.h:9,
+                 from /venv/site-packages/torch/include/torch/library.h:62,
+                 from /course/build/pch/course_pch.h:5:
+/venv/site-packages/torch/include/c10/util/StringUtil.h: In instantiation of 'std::ostream& c10::detail::_str(std::ostream&, const T&) [with T = Opaque; std::ostream = std::basic_ostream<char>]':
+/venv/site-packages/torch/include/c10/util/StringUtil.h:97:14:   required from 'std::ostream& c10::detail::_str(std::ostream&, const T&, const Args& ...) [with T = const char*; Args = {Opaque}; std::ostream = std::basic_ostream<char>]'
+/venv/site-packages/torch/include/c10/util/StringUtil.h:104:9:   required from 'static std::string c10::detail::_str_wrapper<Args>::call(const Args& ...) [with Args = {const char*, const Opaque&}; std::string = std::__cxx11::basic_string<char>]'
+/venv/site-packages/torch/include/c10/util/StringUtil.h:141:66:   required from 'auto c10::str(const Args& ...) [with Args = {char [6], Opaque}]'
+/venv/site-packages/torch/include/c10/util/Exception.h:512:20:   required from 'auto c10::detail::torchCheckMsgImpl(const char*, const Args& ...) [with Args = {char [6], Opaque}]'
+src/b.cpp:5:3:   required from here
+/venv/site-packages/torch/include/c10/util/StringUtil.h:70:8: error: no match for 'operator<<' (operand types are 'std::ostream' {aka 'std::basic_ostream<char>'} and 'const Opaque')
+   70 |     ss << t;
+      |     ~~~^~~~
+In file included from /venv/site-packages/torch/include/c10/util/StringUtil.h:10:
+/usr/include/c++/12/ostream:108:7: note: candidate: 'std::basic_ostream<_CharT, _Traits>::__ostream_type& std::basic_ostream<_CharT, _Traits>::operator<<(__ostream_type& (*)(__ostream_type&)) [with _CharT = char; _Traits = std::char_traits<char>; __ostream_type = std::basic_ostream<char>]'
+  108 |       operator<<(__ostream_type& (*__pf)(__ostream_type&))
+      |       ^~~~~~~~
+/usr/include/c++/12/ostream:108:36: note:   no known conversion for argument 1 from 'const Opaque' to 'std::basic_ostream<char>::__ostream_type& (*)(std::basic_ostream<char>::__ostream_type&)' {aka 'std::basic_ostream<char>& (*)(std::basic_ostream<char>&)'}
+  108 |       operator<<(__ostream_type& (*__pf)(__ostream_type&))
+      |                  ~~~~~~~~~~~~~~~~~~^~~~~~~~~~~~~~~~~~~~~~
+/usr/include/c++/12/ostream:117:7: note: candidate: 'std::basic_ostream<_CharT, _Traits>::__ostream_type& std::basic_ostream<_CharT, _Traits>::operator<<(__ios_type& (*)(__ios_type&)) [with _CharT = char; _Traits = std::char_traits<char>; __ostream_type = std::basic_ostream<char>; __ios_type = std::basic_ios<char>]'
+  117 |       operator<<(__ios_type& (*__pf)(__ios_type&))
+      |       ^~~~~~~~
+/usr/include/c++/12/ostream:117:32: note:   no known conversion for argument 1 from 'const Opaque' to 'std::basic_ostream<char>::__ios_type& (*)(std::basic_ostream<char>::__ios_type&)' {aka 'std::basic_ios<char>& (*)(std::basic_ios<char>&)'}
+  117 |       operator<<(__ios_type& (*__pf)(__ios_type&))
+      |                  ~~~~~~~~~~~~~~^~~~~~~~~~~~~~~~~~
+/usr/include/c++/12/ostream:127:7: note: candidate: 'std::basic_ostream<_CharT, _Traits>::__ostream_type& std::basic_ostream<_CharT, _Traits>::operator<<(std::ios_base& (*)(std::ios_base&)) [with _CharT = char; _Traits = std::char_traits<char>; __ostream_type = std::basic_ostream<char>]'
+  127 |       operator<<(ios_base& (*__pf) (ios_base&))
+      |       ^~~~~~~~
+/usr/include/c++/12/ostream:127:30: note:   no known conversion for argument 1 from 'const Opaque' to 'std::ios_base& (*)(std::ios_base&)'
+  127 |       operator<<(ios_base& (*__pf) (ios_base&))
+      |                  ~~~~~~~~~~~~^~~~~~~~~~~~~~~~~
+/usr/include/c++/12/ostream:166:7: note: candidate: 'std::basic_ostream<_CharT, _Traits>::__ostream_type& std::basic_ostream<_CharT, _Traits>::operator<<(long int) [with _CharT = char; _Traits = std::char_traits<char>; __ostream_type = std::basic_ostream<char>]'
+  166 |       operator<<(long __n)
+)GCC";
+  const std::string src =
+      "#include <ATen/core/Tensor.h>\nstruct Opaque { int x; };\nvoid f(const at::Tensor& a) {\n  Opaque o{1};\n"
+      "  TORCH_CHECK(a.dim() == 2, \"bad: \", o);\n}\n";
+  CompilerErrors e = read_compiler_errors(out, diag_context({{"b.cpp", src}}, "b.cpp"));
+  REQUIRE(e.found);
+  const std::string msg = "no match for 'operator<<' (operand types are 'std::ostream' {aka 'std::basic_ostream<char>'} "
+                          "and 'const Opaque')";
+  CHECK(e.first == "b.cpp:5:3: " + msg);
+  CHECK(first_line(e.text) == "b.cpp:5:3: error: " + msg);
+  CHECK(nth_line(e.text, 1) == "    5 |   TORCH_CHECK(a.dim() == 2, \"bad: \", o);");  // from the student's file
+  CHECK(nth_line(e.text, 2) == "      |   ^");
+  CHECK(nth_line(e.text, 3) == "c10/util/StringUtil.h:70:8: error: " + msg);  // shown relative to torch's include dir
+  CHECK(nth_line(e.text, 4) == "   70 |     ss << t;");
+  CHECK(e.text.find("In file included from") == std::string::npos);
+  // the notes into library headers: one line each, the first four, then how many more
+  CHECK(e.text.find("/usr/include/c++/12/ostream:108:7: note: candidate:") != std::string::npos);
+  CHECK(e.text.find("  108 |") == std::string::npos);
+  CHECK(e.text.find("(3 more notes of the compiler on this error, in library headers, not shown)") != std::string::npos);
+}
+
+TEST_CASE("compiler errors: an error in the student's own header keeps the student's include chain") {
+  const std::string out = R"GCC(In file included from src/mm16_cuda.cpp:10:
+src/mm16_kernel.h:10:67: error: 'int64_tt' has not been declared
+   10 | void mm16_wmma_launch(const __half* a, const __half* b, float* c, int64_tt M, int64_t N, int64_t K,
+      |                                                                   ^~~~~~~~
+)GCC";
+  CompilerErrors e =
+      read_compiler_errors(out, diag_context({{"mm16_cuda.cpp", ""}, {"mm16_kernel.h", ""}}, "mm16_cuda.cpp"));
+  REQUIRE(e.found);
+  CHECK(e.first == "mm16_kernel.h:10:67: 'int64_tt' has not been declared");
+  CHECK(first_line(e.text) == "mm16_kernel.h:10:67: error: 'int64_tt' has not been declared");
+  CHECK(e.text.find("In file included from mm16_cuda.cpp:10:") != std::string::npos);
+}
+
+TEST_CASE("compiler errors: nvcc's device-code errors keep their form; the column comes from the caret") {
+  const std::string out = R"EDG(src/mm16_kernel.cu(28): error: identifier "col0" is undefined
+        const int64_t ar = row0 + r, ak = k0 + q, bk = k0 + r, bc = col0 + q;
+                                                                    ^
+
+src/mm16_kernel.cu(30): error: ambiguous "?" operation: second operand of type "<error-type>" can be converted to third operand type "__half", and vice versa
+        sb[e] = (bk < K && bc < N) ? b[bk * N + bc] : __float2half(0.0f);
+                                                    ^
+
+src/mm16_kernel.cu(43): error: identifier "col0" is undefined
+      const int64_t r = row0 + e / kTile, q = col0 + e % kTile;
+                                              ^
+
+3 errors detected in the compilation of "src/mm16_kernel.cu".
+)EDG";
+  std::string src = lines_of(27, "//") + "      const int64_t ar = row0 + r, ak = k0 + q, bk = k0 + r, bc = col0 + q;\n";
+  CompilerErrors e = read_compiler_errors(out, diag_context({{"mm16_kernel.cu", src}}, "mm16_kernel.cu"));
+  REQUIRE(e.found);
+  CHECK(e.first == "mm16_kernel.cu:28:67: identifier \"col0\" is undefined");
+  CHECK(e.more == 2);
+  CHECK(first_line(e.text) == "mm16_kernel.cu(28): error: identifier \"col0\" is undefined");
+  CHECK(e.text.find("errors detected in the compilation") == std::string::npos);
+  // where EDG printed the line otherwise than the file has it (rebuilt from macros), no column is made up
+  e = read_compiler_errors(out, diag_context({{"mm16_kernel.cu", lines_of(30, "// other")}}, "mm16_kernel.cu"));
+  CHECK(e.first == "mm16_kernel.cu:28: identifier \"col0\" is undefined");
+  const std::string instantiated =
+      "src/k.cu(60): error: expression must have class type but it has type \"float\"\n"
+      "                                  T twice(T x) { return x.twice(); }\n"
+      "                                                        ^\n"
+      "          detected during instantiation of \"T twice(T) [with T=float]\" at line 61\n\n"
+      "1 error detected in the compilation of \"src/k.cu\".\n";
+  e = read_compiler_errors(instantiated, diag_context({{"k.cu", ""}}, "k.cu"));
+  CHECK(e.first == "k.cu:60: expression must have class type but it has type \"float\"");
+  CHECK(e.text.find("detected during instantiation") != std::string::npos);
+}
+
+TEST_CASE("compiler errors: the linker's undefined reference names the student's file and the symbol") {
+  const std::string out =
+      "/usr/bin/ld: /out/work/build-default/mm16_cuda.cpp.o: in function `mm16_cuda(at::Tensor const&, at::Tensor "
+      "const&)':\n"
+      "mm16_cuda.cpp:(.text+0x137d): undefined reference to `mm16_wmma_launch(__half const*, __half const*, float*, "
+      "long, long, long, CUstream_st*)'\n"
+      "/usr/bin/ld: mm16_cuda.cpp:(.text+0x1400): undefined reference to `mm16_wmma_launch(__half const*, __half "
+      "const*, float*, long, long, long, CUstream_st*)'\n"
+      "/usr/bin/ld: mm16_cuda.cpp:(.text+0x1500): undefined reference to `helper()'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  CompilerErrors e = read_compiler_errors(out, diag_context({{"mm16_cuda.cpp", ""}, {"mm16_kernel.cu", ""}}, ""));
+  REQUIRE(e.found);
+  CHECK(e.first == "mm16_cuda.cpp: undefined reference to `mm16_wmma_launch(__half const*, __half const*, float*, long, "
+                   "long, long, CUstream_st*)'");
+  CHECK(e.more == 1);  // the same symbol from another place counts once; helper() is the other
+  CHECK(first_line(e.text) == "mm16_cuda.cpp.o: in function `mm16_cuda(at::Tensor const&, at::Tensor const&)':");
+  CHECK(e.text.find("/out/work") == std::string::npos);
+  CHECK(e.text.find("collect2") == std::string::npos);
+}
+
+TEST_CASE("compiler errors: output with no error the judge can read is left to the raw log") {
+  CHECK_FALSE(read_compiler_errors("", diag_context({}, "a.cpp")).found);
+  CHECK_FALSE(read_compiler_errors("Killed\n", diag_context({}, "a.cpp")).found);
+  CompilerErrors e = read_compiler_errors("c++: fatal error: Killed signal terminated program cc1plus\n"
+                                          "compilation terminated.\n", diag_context({{"a.cpp", ""}}, "a.cpp"));
+  CHECK(e.first == "a.cpp: Killed signal terminated program cc1plus");  // no place: the source being compiled
+}
+
+TEST_CASE("compiler errors: hostile output (long lines, odd bytes, a flood) is read without a crash, bounded") {
+  std::mt19937 rng(7);
+  std::string flood;
+  for (int i = 0; i < 5000; ++i) flood += "src/a.cpp:" + std::to_string(i + 1) + ":1: error: e" + std::to_string(i) + "\n";
+  CompilerErrors e = read_compiler_errors(flood, diag_context({{"a.cpp", "x\n"}}, "a.cpp"));
+  CHECK(e.first == "a.cpp:1:1: e0");
+  CHECK(e.more == 4999);
+  CHECK(std::count(e.text.begin(), e.text.end(), '\n') <= 61);
+  std::string noise(1 << 20, 'x');
+  for (int i = 0; i < 2000; ++i) {
+    std::string s;
+    for (int j = 0, n = rng() % 400; j < n; ++j) s += "(:) \n|^0a9#`'/"[rng() % 14];
+    read_compiler_errors(s, diag_context({{"a.cpp", s}}, "a.cpp"));
+  }
+  read_compiler_errors(noise + ": error: " + noise, diag_context({{"a.cpp", ""}}, "a.cpp"));
+}
+
+TEST_CASE("compiler errors: of the link's undefined references, a C++ one is an error and a C one left to the loader") {
+  // ld -z defs --warn-unresolved-symbols, captured: OpenMP (libgomp, loaded with libtorch_cpu), Python's C API (the
+  // worker process), cuBLAS (loaded with libtorch_cuda), and a C++ function declared and defined nowhere
+  const std::string out =
+      "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `f()':\n"
+      "a.cpp:(.text+0x6918): warning: undefined reference to `omp_get_thread_num'\n"
+      "/usr/bin/ld: a.cpp:(.text+0x691f): warning: undefined reference to `PyGILState_Ensure'\n"
+      "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g()':\n"
+      "a.cpp:(.text+0x6935): warning: undefined reference to `declared_only(long)'\n"
+      "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `h(cublasContext*)':\n"
+      "a.cpp:(.text+0x6950): warning: undefined reference to `cublasDestroy_v2'\n";
+  const std::string cxx = undefined_cxx_references(out);
+  CHECK(cxx == "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g()':\n"
+               "a.cpp:(.text+0x6935): undefined reference to `declared_only(long)'\n");
+  CompilerErrors e = read_compiler_errors(cxx, diag_context({{"a.cpp", ""}}, ""));
+  CHECK(e.first == "a.cpp: undefined reference to `declared_only(long)'");
+  CHECK(undefined_cxx_references(out.substr(0, out.find("/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g"))) == "");
+  CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `vtable for Shape'\n") ==
+        "x.cpp:(.text+0x1): undefined reference to `vtable for Shape'\n");
+  CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `ns::counter'\n") != "");
+  CHECK(undefined_cxx_references("") == "");
 }

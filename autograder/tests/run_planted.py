@@ -21,6 +21,9 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   settle_s             seconds to wait after the judge returns before the checks (for delayed mischief)
   max_output_bytes     bound on the judge's console output
   max_judge_rss_mb     bound on the judge's own peak memory (rows.json's judge_peak_rss_mb)
+  golden               a file of the case ("golden.txt"): the build row and the build's block under "What to fix",
+                       normalised, must be its text word for word (golden.py; COURSE_UPDATE_GOLDEN=1 rewrites it);
+                       and results.json's and rows.json's build output must lead with the row's detail
   threat, defence, known_limit: documentation, collected into autograder/THREATS.md
 Always checked: exactly one "score" line (the judge's); every report (table.txt, junit.xml, results.json, rows.json)
 is written and readable, rows.json is the final one; results.json validates against Gradescope's format
@@ -40,10 +43,12 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from xml.etree import ElementTree
 
+import golden
 import planted_cases
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "metadata"))
@@ -248,6 +253,7 @@ def main():
         score_lines = [l for l in proc.stdout.splitlines() if l.startswith("score ")]
         if len(score_lines) != 1:
             problems.append(f"expected exactly one 'score' line in the console output, saw {score_lines}")
+        results = {}
         try:
             results = json.loads(reports["results.json"])
             problems += schema_problems(results, course_root)
@@ -258,6 +264,15 @@ def main():
             problems += not_graded_problems(rows_json, results, proc.stdout)
         except (ValueError, KeyError, TypeError) as e:
             problems.append(f"results.json unreadable: {e}")
+        if expected.get("golden"):
+            view = golden.normalise(golden.build_view(proc.stdout), {
+                course_root: "@COURSE_ROOT@", work: "@WORK@", sysconfig.get_paths()["purelib"]: "@SITE_PACKAGES@"})
+            problems += golden.compare(view, os.path.join(case, expected["golden"]))
+            # the same first error where Gradescope (results.json's output) and tools (rows.json) read it
+            detail = rows.get("build", {}).get("detail", "")
+            outputs = [t.get("output", "") for t in results.get("tests", []) if t.get("name", "").startswith("build:")]
+            if not outputs or outputs[0].split("\n")[0] != detail:
+                problems.append(f"results.json's build output does not lead with the build row's detail {detail!r}")
         peak = rows_json.get("judge_peak_rss_mb")
         if "max_judge_rss_mb" in expected and not (isinstance(peak, (int, float)) and peak <= expected["max_judge_rss_mb"]):
             problems.append(f"the judge's peak memory was {peak} MiB (bound {expected['max_judge_rss_mb']} MiB)")

@@ -106,8 +106,26 @@ def phase_of(out_dir: Path, meta: dict) -> str:
     return "starting"
 
 
+def build_error(out: Path | str, since: float = 0.0) -> str:
+    """The first compiler error of a grade whose build failed: the build row's detail in its rows.json (written at
+    or after the time `since`, so a stale one from an earlier grade is not read); "" when the build passed or there
+    is no such grade. Control characters become '?' (the message quotes the submission)."""
+    path = Path(out) / "rows.json"
+    try:
+        if path.stat().st_mtime < since:
+            return ""
+        rows = json.loads(path.read_text())["rows"]
+        build = next((r for r in rows if r.get("id") == "build"), None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return ""
+    if not isinstance(build, dict) or build.get("status") != "FAIL" or not isinstance(build.get("detail"), str):
+        return ""
+    return "".join(c if c >= " " and c != "\x7f" else "?" for c in build["detail"])
+
+
 def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = None, *, show: str = "stream",
-              timeout: float | None = None, env: dict | None = None, **options) -> JudgeRun:
+              timeout: float | None = None, env: dict | None = None, lead_with_build_error: bool = False,
+              **options) -> JudgeRun:
     """Runs the judge on one submission folder; `options` are judge_argv's. `show` says what the user sees:
 
     "stream"    the judge's own output, unchanged (its table, in colour on a terminal), as it prints it
@@ -116,6 +134,8 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
                 from its work folder)
     "capture"   nothing: its stdout and stderr come back in the JudgeRun
 
+    lead_with_build_error ("progress"): when the build failed, its first compiler error is printed before the table
+    (`watch`: the line a student needs, where each regrade's output starts).
     `timeout` (seconds) stops a judge that runs longer ("capture" and "stream"): returncode -1, timed_out."""
     t0 = time.monotonic()
     if show == "capture":
@@ -148,6 +168,7 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
     argv = judge_argv(ex, submission, out, **options)
     if out.exists():
         shutil.rmtree(out / "work", ignore_errors=True)  # the progress line reads the new run's work folder only
+    wall_start = time.time() - 1  # (file times can be a little coarse)
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
@@ -166,6 +187,9 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
     if tty:
         print("\r" + " " * 78 + "\r", end="")
     text = b"".join(chunks).decode(errors="replace")
+    first_error = build_error(out, since=wall_start) if lead_with_build_error else ""
+    if first_error:
+        say(f"first error: {first_error}")
     sys.stdout.write(text)
     seconds = time.monotonic() - t0
     say(f"graded in {seconds:.1f} s")

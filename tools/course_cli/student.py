@@ -202,7 +202,7 @@ def cmd_watch(args) -> int:
     status = 0
     graded = 0
     if not args.no_initial and not args.once_after_change:
-        status = run_judge(ex, folder, out_dir, show="progress").returncode
+        status = run_judge(ex, folder, out_dir, show="progress", lead_with_build_error=True).returncode
         graded += 1
     before = snapshot(folder)
     try:
@@ -216,7 +216,7 @@ def cmd_watch(args) -> int:
             time.sleep(min(0.3, args.interval))  # let the editor finish writing
             before = snapshot(folder)
             say(f"\n--- {time.strftime('%H:%M:%S')} changed: {', '.join(names)}; regrading {ex}")
-            status = run_judge(ex, folder, out_dir, show="progress").returncode
+            status = run_judge(ex, folder, out_dir, show="progress", lead_with_build_error=True).returncode
             graded += 1
             if status == 0:
                 say(f"all checks of {ex} pass. `./course list` shows what is next")

@@ -1,4 +1,6 @@
-"""./course watch: regrades on save, shows the build's progress, then the table (real judge)."""
+"""./course watch: regrades on save, shows the build's progress, then the table (real judge); a save that breaks the
+build leads with the first compiler error."""
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +38,23 @@ try:
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     print(r.stdout + r.stderr)
     expect(r.returncode == 0 and "score 8/8" in r.stdout, "an initial grade, then --max-iterations 1 stops")
+
+    # a save that breaks the build: what watch prints for it leads with the first compiler error (file:line:column)
+    lines = (sub / "mm16_schema.cpp").read_text().count("\n")
+    argv = [sys.executable, str(CLI), "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
+            "--interval", "0.2", "--once-after-change"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(2)
+    with open(sub / "mm16_schema.cpp", "a") as fh:
+        fh.write("int broken = undeclared_name;\n")
+    out, _ = proc.communicate(timeout=600)
+    print(out)
+    first = f"first error: mm16_schema.cpp:{lines + 1}:14: 'undeclared_name' was not declared in this scope"
+    expect(proc.returncode == 1, "a build that fails: watch exits 1")
+    after_change = out.split("regrading 02_schema", 1)[-1].lstrip("\n").splitlines()
+    after_change = [l for l in after_change if not re.match(r"^  .* \.\.\. +\d+ s$", l)]  # the progress lines
+    expect(after_change[:1] == [first], f"the regrade's output leads with {first!r}, not {after_change[:1]}")
+    expect(out.index(first) < out.index("02_schema - "), "the first error comes before the table")
     print("ok: watch")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
