@@ -128,8 +128,8 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
                 "./course mutants 06 --list;  ./course mutants 06 --show ID.")
     p.add_argument("exercises", metavar="EX", nargs="*", help="exercises (id, number or name; default: all)")
     p.add_argument("--sample", metavar="N", type=nonnegative_int,
-                   help="grade N mutants per exercise drawn with the seed from those not listed in autograder/mutants/ "
-                        "(and, without a GPU, not GPU-only); default: every mutant")
+                   help="grade N mutants per exercise drawn with the seed (without a GPU, from those not GPU-only; with "
+                        "--check, from those autograder/mutants/ does not list); default: every mutant")
     p.add_argument("--seed", metavar="S", default="1",
                    help="the judge's input seed for every mutant, and the sample's; 'commit': from the checked-out "
                         "commit's hash (default: 1)")

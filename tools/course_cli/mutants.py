@@ -372,12 +372,14 @@ def select(ex: str, mutants: list[mutate.Mutant], args, gpu: bool, eq: dict, mis
         chosen = [m for m in chosen if m.operator in args.operators]
     if args.sample is None:
         return chosen, ""
-    pool = [m for m in chosen if m.id not in eq and m.id not in missing and (gpu or not m.gpu_only)]
+    # with --check (CI) the listed ones are not drawn: the full run grades those, the sample looks for new survivors
+    pool = [m for m in chosen if (gpu or not m.gpu_only) and not (args.check and (m.id in eq or m.id in missing))]
     rng = random.Random(f"{args.seed}:{ex}")
     picked = rng.sample(pool, min(args.sample, len(pool)))
     order = {m.id: i for i, m in enumerate(mutants)}
     note = (f"{len(picked)} drawn with seed {args.seed} from the {len(pool)} "
-            f"{'' if gpu else 'CPU-judgeable '}mutants not listed in equivalent.json or missing_checks.json")
+            f"{'' if gpu else 'CPU-judgeable '}mutants"
+            + (" not listed in equivalent.json or missing_checks.json" if args.check else ""))
     return sorted(picked, key=lambda m: order[m.id]), note
 
 
