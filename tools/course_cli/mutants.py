@@ -313,7 +313,7 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
     return summary
 
 
-def write_summary(out: Path, summaries: list[dict], command: str) -> None:
+def write_summary(out: Path, summaries: list[dict]) -> None:
     old = {}
     path = out / "summary.json"
     if path.is_file():
@@ -329,8 +329,7 @@ def write_summary(out: Path, summaries: list[dict], command: str) -> None:
           "Each mutant is one small edit of a reference solution, graded by the judge "
           "(`./course mutants --help`; autograder/mutants/README.md). "
           "score = (killed + timed out) / (killed + timed out + survived).", "",
-          f"Last command: `{command}`", "",
-          "| exercise | files | generated | graded | killed | timed out | survived | equivalent | stillborn "
+          "| exercise | files | mutants | in the run | killed | timed out | survived | equivalent | stillborn "
           "| not judged | score | seed | machine |",
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in allsum:
@@ -339,6 +338,10 @@ def write_summary(out: Path, summaries: list[dict], command: str) -> None:
                   f"{s['selected']} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
                   f"{c['stillborn']} | {c['not judged']} | {s['detected']}/{s['scored']} = {pct(s['score'])} | "
                   f"{s['seed']} | {'GPU' if s['gpu'] else 'CPU only'} |")
+    md += ["", "The command that regenerated each (the seed fixes the judge's inputs and the sample; cached verdicts are "
+           "reused, so a rerun grades only what changed):", ""]
+    md += [f"- {s['exercise']}: `{s['command']}` (commit {s['commit']}; {s.get('grading_seconds', 0) / 60:.0f} min of "
+           f"grading, {s.get('jobs', 1)} at once)" for s in allsum]
     (out / "summary.md").write_text("\n".join(md) + "\n")
 
 
@@ -499,14 +502,15 @@ def cmd_mutants(args) -> int:
         run = {"command": command, "commit": commit, "fingerprint": fp, "seed": args.seed, "gpu": gpu,
                "machine": f"{os.cpu_count()} cores", "files": files, "generated": len(mutants),
                "selected": len(chosen), "sample_note": note, "worker_timeout": args.worker_timeout,
-               "seconds": round(time.monotonic() - t0, 1)}
+               "seconds": round(time.monotonic() - t0, 1), "jobs": args.jobs,
+               "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1)}
         summary = write_reports(out, ex, run, final)
         summaries.append(summary)
         c = summary["counts"]
         say(f"{ex}: " + ", ".join(f"{c[s]} {s}" for s in STATUSES if c[s]) +
             f"; score {summary['detected']}/{summary['scored']} = {pct(summary['score'])}  ({out / (ex + '.md')})")
     if summaries:
-        write_summary(out, summaries, command)
+        write_summary(out, summaries)
         say(f"reports: {out}/summary.md and one EX.md + EX.json per exercise")
     if failures and args.check:
         print("\nmutants --check failed:", file=sys.stderr)
