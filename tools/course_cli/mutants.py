@@ -257,6 +257,8 @@ def pct(score: float | None) -> str:
 
 
 def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
+    run = dict(run)
+    not_graded = run.pop("not_graded", [])
     counts = {s: sum(r["status"] == s for r in results) for s in STATUSES}
     detected, total, score = score_of(counts)
     by_row: dict[str, int] = {}
@@ -267,7 +269,8 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
     summary = {"exercise": ex, **run, "counts": counts, "detected": detected, "scored": total, "score": score,
                "killed_by_row": dict(sorted(by_row.items(), key=lambda kv: -kv[1]))}
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{ex}.json").write_text(json.dumps({**summary, "mutants": results}, indent=1) + "\n")
+    (out / f"{ex}.json").write_text(json.dumps({**summary, "mutants": results, "not_graded": not_graded}, indent=1)
+                                    + "\n")
     md = [f"# Mutants of {ex}", "",
           f"Command: `{run['command']}`  ",
           f"Commit {run['commit']}, judge fingerprint {run['fingerprint']}, seed {run['seed']}, "
@@ -368,6 +371,19 @@ def resolve_seed(text: str) -> int:
     return value
 
 
+def evidence_verdicts(ex: str) -> dict[str, str]:
+    """{mutant id: verdict} of the committed report evidence/mutants/EX.json; "not graded" for the ids its run
+    generated and left out of its sample."""
+    path = ROOT / "evidence" / "mutants" / f"{ex}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    known = {i: "not graded" for i in data.get("not_graded", [])}
+    known.update({m["id"]: m["status"] for m in data.get("mutants", []) if "id" in m and "status" in m})
+    return known
+
+
 def select(ex: str, mutants: list[mutate.Mutant], args, gpu: bool, eq: dict, missing: dict) -> tuple[list, str]:
     """The mutants to grade and, for a sample, how it was drawn."""
     chosen = mutants
@@ -375,14 +391,23 @@ def select(ex: str, mutants: list[mutate.Mutant], args, gpu: bool, eq: dict, mis
         chosen = [m for m in chosen if m.operator in args.operators]
     if args.sample is None:
         return chosen, ""
-    # with --check (CI) the listed ones are not drawn: the full run grades those, the sample looks for new survivors
-    pool = [m for m in chosen if (gpu or not m.gpu_only) and not (args.check and (m.id in eq or m.id in missing))]
+    pool = [m for m in chosen if gpu or not m.gpu_only]
+    what = f"{'' if gpu else 'CPU-judgeable '}mutants"
+    if args.check:
+        # CI looks for new survivors: the listed ones are the full run's to grade, and so are those the committed
+        # evidence has not graded yet (its sample left them out), lest every commit draw a survivor nobody has
+        # classified. What it draws: those the evidence saw killed (a weakened check shows up as a survivor) and
+        # those it has never seen (the reference changed).
+        pool = [m for m in pool if m.id not in eq and m.id not in missing]
+        known = evidence_verdicts(ex)
+        if known:
+            pool = [m for m in pool if known.get(m.id, "new") in ("killed", "timed out", "new")]
+            what += " that evidence/mutants/ saw killed or has never seen"
+        what += ", not listed in autograder/mutants/"
     rng = random.Random(f"{args.seed}:{ex}")
     picked = rng.sample(pool, min(args.sample, len(pool)))
     order = {m.id: i for i, m in enumerate(mutants)}
-    note = (f"{len(picked)} drawn with seed {args.seed} from the {len(pool)} "
-            f"{'' if gpu else 'CPU-judgeable '}mutants"
-            + (" not listed in equivalent.json or missing_checks.json" if args.check else ""))
+    note = f"{len(picked)} drawn with seed {args.seed} from the {len(pool)} {what}"
     return sorted(picked, key=lambda m: order[m.id]), note
 
 
@@ -504,6 +529,7 @@ def cmd_mutants(args) -> int:
                "selected": len(chosen), "sample_note": note, "worker_timeout": args.worker_timeout,
                "seconds": round(time.monotonic() - t0, 1), "jobs": args.jobs,
                "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1)}
+        run["not_graded"] = [m.id for m in mutants if m not in chosen]
         summary = write_reports(out, ex, run, final)
         summaries.append(summary)
         c = summary["counts"]
