@@ -10,6 +10,8 @@ submissions.py  walking a student's upload without following links (link_below, 
 batch.py        batch: a class folder graded in parallel, the gradebook, per-student results and feedback
 gradescope.py   gradescope-zip and gradescope-run (the zip's run_autograder), Gradescope's results.json
 bench.py        bench: a cold grade, a warm regrade after a one-line edit, a bare compile
+mutate.py       the mutant generator: one small edit of a reference solution per mutant, as a planted-case patch
+mutants.py      mutants: each mutant graded by the judge; killed / survived / stillborn / timed out, the reports
 main.py         the argument parser of every command; tools/course.py runs it
 
 State a student accumulates (hints seen, pristine copies of the stubs, backups made by reset) lives in .course/ at

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Callable
 
-from . import batch, bench, doctor, grade, gradescope, student
+from . import batch, bench, doctor, grade, gradescope, mutants, student
 
 # exit status of `check-args` after it printed a command's --help: ./course stops there, successfully
 HELP_SHOWN = 3
@@ -119,6 +119,53 @@ def p_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="exit 1 when the target is not met")
 
 
+def p_mutants(p: argparse.ArgumentParser) -> None:
+    p.description = ("Mutation analysis (maintainers): mutants of each exercise's reference solution (one small edit "
+                     "each of a C++, CUDA or Python file: an operator, a constant, a condition, a statement; comments, "
+                     "strings and docstrings left alone), each graded by the judge with one seed: killed, survived, "
+                     "stillborn (does not build), timed out, or not judged (GPU-only code on a machine without a "
+                     "GPU). Writes EX.md and EX.json per exercise and summary.md (default under build/mutants/). "
+                     "Exit status 0, or with --check 1 when a mutant survived that autograder/mutants/ does not list, "
+                     "or a listed one is now killed.")
+    p.epilog = ("score = (killed + timed out) / (killed + timed out + survived). A survivor that cannot change a grade "
+                "goes into autograder/mutants/equivalent.json with the reason (autograder/mutants/README.md). "
+                "Examples: ./course mutants 03 --jobs 2;  ./course mutants --sample 2 --seed commit --check;  "
+                "./course mutants 06 --list;  ./course mutants 06 --show ID.")
+    p.add_argument("exercises", metavar="EX", nargs="*", help="exercises (id, number or name; default: all)")
+    p.add_argument("--sample", metavar="N", type=nonnegative_int,
+                   help="grade N mutants per exercise drawn with the seed (without a GPU, from those not GPU-only; with "
+                        "--check, from those autograder/mutants/ does not list); default: every mutant")
+    p.add_argument("--seed", metavar="S", default="1",
+                   help="the judge's input seed for every mutant, and the sample's; 'commit': from the checked-out "
+                        "commit's hash (default: 1)")
+    p.add_argument("--jobs", "-j", metavar="J", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                   help="grades at once (default: half the cores)")
+    p.add_argument("--files", metavar="F,G", help="mutate these files of solutions/EX (default: the exercise's own "
+                   "sources, less the files given from an earlier exercise)")
+    p.add_argument("--all-files", action="store_true", help="mutate every source of solutions/EX, given ones too")
+    p.add_argument("--operators", metavar="A,B", help="only these mutation operators: arith, relational, boundary, "
+                   "logical, negate, constant, increment, delete, swap-args, drop-call (tools/course_cli/mutate.py)")
+    p.add_argument("--gpu", choices=("auto", "yes", "no"), default="auto",
+                   help="whether a CUDA device grades the GPU rows here (auto: nvidia-smi)")
+    p.add_argument("--grade-gpu-only", action="store_true", help="without a GPU, grade GPU-only mutants anyway "
+                   "(stillborn and CPU-row kills; a survivor is still 'not judged')")
+    p.add_argument("--worker-timeout", metavar="S", type=positive_float,
+                   help="the judge's limit on one worker run (default: the judge's, 120 s)")
+    p.add_argument("--timeout", metavar="S", type=positive_float, default=1800,
+                   help="limit on one mutant's whole grade (default 1800 s)")
+    p.add_argument("--list", action="store_true", help="list the mutants (id, file:line:col, operator, edit) and exit")
+    p.add_argument("--show", metavar="ID", action="append", help="print this mutant's diff and exit (repeatable)")
+    p.add_argument("--out", metavar="DIR", help="where the reports go (default: build/mutants)")
+    p.add_argument("--evidence", action="store_true", help="write the reports to evidence/mutants/ (committed)")
+    p.add_argument("--check", action="store_true", help="exit 1 when a survivor is listed neither as equivalent nor "
+                   "as a known missing check, when a listed entry is killed, or on a judge error (CI)")
+    p.add_argument("--no-baseline", action="store_true", help="do not grade the reference first (it must pass every "
+                   "row with the seed, or every mutant would look killed; ctest's planted/EX/reference checks it too)")
+    p.add_argument("--no-cache", action="store_true", help="regrade even what build/mutants/cache holds")
+    p.add_argument("--keep-work", action="store_true", help="keep each mutant's submission and judge output under "
+                   "build/mutants/work")
+
+
 def p_none(p: argparse.ArgumentParser) -> None:
     pass
 
@@ -139,6 +186,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "bench": ("time a cold grade, a warm regrade after an edit, and a bare compile", p_bench, bench.cmd_bench),
     "grade-solutions": ("(./course main) grade every reference solution", p_grade_solutions,
                         grade.cmd_grade_solutions),
+    "mutants": ("(maintainers) mutation analysis: mutants of the reference solutions graded by the judge",
+                p_mutants, mutants.cmd_mutants),
 }
 # commands whose arguments after `--` go, unchanged, to the judge (its doctest options)
 PASS_THROUGH = {"grade"}
