@@ -48,6 +48,8 @@ EXAMPLES = [
             ("python", "site_tools/examples/inspect_schema.py")),
     Example("site_tools/examples/print_schema.cpp:inspect", "chapters/02_schema.md",
             ("build/print_schema", "build/lib/solutions/02_schema/libmm16_schema.so")),
+    Example("site_tools/examples/contract_errors.py", "chapters/03_cpu.md",
+            ("python", "site_tools/examples/contract_errors.py")),
     Example("site_tools/examples/fake_kernel_in_python.py", "chapters/05_fake.md",
             ("python", "site_tools/examples/fake_kernel_in_python.py")),
     Example("site_tools/examples/backward_in_python.py", "chapters/06_autograd.md",
