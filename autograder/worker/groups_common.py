@@ -24,8 +24,18 @@ def load_library(path):
     torch.ops.load_library(path)
 
 
+def op_tags(qualified_name, overload):
+    """The names of the torch.Tag values an operator overload was defined with (m.def(schema, {at::Tag::out, ...})),
+    as torch exposes them: OpOverload.tags, e.g. torch.ops.aten.mm.out.tags == [Tag.out, Tag.pt2_compliant_tag]."""
+    import torch
+
+    namespace, name = qualified_name.split("::", 1)
+    packet = getattr(getattr(torch.ops, namespace), name)
+    return sorted(tag.name for tag in getattr(packet, overload or "default").tags)
+
+
 def op_inventory():
-    """Every operator the course namespace holds, with its schema and where it has kernels."""
+    """Every operator the course namespace holds, with its schema, its tags and where it has kernels."""
     import torch
 
     keys = ["CPU", "CUDA", "Meta", "Autograd", "AutogradCPU", "AutogradCUDA", "CompositeImplicitAutograd",
@@ -35,8 +45,12 @@ def op_inventory():
         if not schema.name.startswith(NAMESPACE + "::"):
             continue
         kernels = [k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(schema.name, k)]
-        ops.append({"name": schema.name, "overload": schema.overload_name, "schema": str(schema),
-                    "kernels": kernels})
+        op = {"name": schema.name, "overload": schema.overload_name, "schema": str(schema), "kernels": kernels}
+        try:
+            op["tags"] = op_tags(schema.name, schema.overload_name)
+        except Exception as e:  # noqa: BLE001 - said in the answer; the schema rows still run
+            op["tags"], op["tags_error"] = [], f"{type(e).__name__}: {e}"
+        ops.append(op)
     ops.sort(key=lambda o: (o["name"], o["overload"]))
     return ops
 

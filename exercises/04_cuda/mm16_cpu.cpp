@@ -31,7 +31,7 @@ at::Tensor mm16_cpu(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.device().is_cpu() && b.device().is_cpu(), "mm16_cpu: expected CPU tensors");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   at::Tensor c = at::empty({M, N}, a.options().dtype(mm16_out_dtype(a.scalar_type())));
-  AT_DISPATCH_FLOATING_TYPES_AND_HALF(a.scalar_type(), "mm16_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND_HALF(a.scalar_type(), "mm16", [&] {  // "mm16": the name an unsupported dtype's error shows
     // Accumulate in at least float32; the output element type is float for Half, scalar_t otherwise.
     using acc_t = at::opmath_type<scalar_t>;
     const scalar_t* pa = a.const_data_ptr<scalar_t>();

@@ -17,7 +17,8 @@ at::Tensor mm16_cuda(const at::Tensor& a, const at::Tensor& b) {
   // TODO(student) 2: make the inputs' device current (c10::cuda::CUDAGuard), make the inputs contiguous (the kernel
   //   reads row-major data) and allocate the float32 output on that device with a.options().dtype(at::kFloat).
 
-  // TODO(student) 3: call mm16_wmma_launch with the data pointers (reinterpret_cast<const __half*> of
+  // TODO(student) 3: TORCH_CHECK(mm16_wmma_blocks(M, N) >= 0, ...) (an output with more tiles than one grid can
+  //   launch), then call mm16_wmma_launch with the data pointers (reinterpret_cast<const __half*> of
   //   const_data_ptr<at::Half>()) on at::cuda::getCurrentCUDAStream(), then C10_CUDA_KERNEL_LAUNCH_CHECK().
   //   No cudaDeviceSynchronize: the caller decides when to wait. Then delete the line below.
   TORCH_CHECK(false, "TODO(student) in mm16_cuda.cpp: mm16_cuda is not written yet");

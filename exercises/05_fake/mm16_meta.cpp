@@ -7,8 +7,9 @@
 
 // --8<-- [start:meta]
 at::Tensor mm16_meta(const at::Tensor& a, const at::Tensor& b) {
-  // TODO(student) 1: the same TORCH_CHECKs as mm16_cpu (2-D, a.size(1) == b.size(0), same floating dtype), but
-  //   compare sizes as a.sym_size(1) == b.sym_size(0): under dynamic shapes sizes are symbols and size() throws.
+  // TODO(student) 1: the same checks as mm16_cpu (2-D, a.size(1) == b.size(0), same floating dtype), but compare
+  //   sizes symbolically: under dynamic shapes sizes are symbols and size() throws. Write the size check as
+  //   TORCH_SYM_CHECK(a.sym_size(1).sym_eq(b.sym_size(0)), ...), which also works for data-dependent sizes.
   // TODO(student) 2: return at::empty_symint({a.sym_size(0), b.sym_size(1)}, a.options().dtype(out)) where out is
   //   float32 for float16 inputs and the input dtype otherwise: the real kernels' shape, dtype and (row-major)
   //   strides, on a's device (meta). Then delete the line below.

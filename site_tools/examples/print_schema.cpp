@@ -6,10 +6,10 @@
 #include <iostream>
 
 // --8<-- [start:inspect]
-void print_schema(const char* name) {
-  std::optional<c10::OperatorHandle> op = c10::Dispatcher::singleton().findSchema({name, ""});
+void print_schema(const char* name, const char* overload = "") {
+  std::optional<c10::OperatorHandle> op = c10::Dispatcher::singleton().findSchema({name, overload});
   if (!op) {
-    std::cout << name << " is not registered\n";
+    std::cout << name << (*overload ? "." : "") << overload << " is not registered\n";
     return;
   }
   const c10::FunctionSchema& schema = op->schema();
@@ -17,6 +17,8 @@ void print_schema(const char* name) {
   for (const c10::Argument& arg : schema.arguments())
     std::cout << "  " << arg.name() << ": " << arg.type()->str() << (arg.kwarg_only() ? ", keyword-only" : "")
               << (arg.alias_info() && arg.alias_info()->isWrite() ? ", written in place" : "") << "\n";
+  std::cout << "  tagged out: " << (op->hasTag(at::Tag::out) ? "yes" : "no")
+            << ", pt2_compliant_tag: " << (op->hasTag(at::Tag::pt2_compliant_tag) ? "yes" : "no") << "\n";
   std::cout << "  CPU kernel: " << (op->hasKernelForDispatchKey(c10::DispatchKey::CPU) ? "yes" : "no") << "\n";
 }
 // --8<-- [end:inspect]
@@ -31,6 +33,8 @@ int main(int argc, char** argv) {
     std::cerr << dlerror() << "\n";
     return 1;
   }
-  for (const char* name : {"course::mm16_scaled", "course::mm16_out", "course::mm16_missing"}) print_schema(name);
+  print_schema("course::mm16_scaled");
+  print_schema("course::mm16", "out");  // the overload mm16.out
+  print_schema("course::mm16_missing");
   return 0;
 }

@@ -25,6 +25,10 @@ at::Tensor mm16_cuda(const at::Tensor& a, const at::Tensor& b) {
   // The kernel reads row-major data: a transposed or sliced input is copied into that layout first.
   const at::Tensor ac = a.contiguous(), bc = b.contiguous();
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  // One block per 16x16 tile of c, along gridDim.x (mm16_kernel.h): only an output of more than 2^31 - 1 tiles
+  // (over 2 TiB of float32) cannot be launched, and it is refused here, not left to fail in the launch.
+  TORCH_CHECK(mm16_wmma_blocks(M, N) >= 0, "mm16 on CUDA: a ", M, "x", N, " output has more 16x16 tiles than one ",
+              "grid can launch (", kMm16MaxBlocks, ")");
   at::Tensor c = at::empty({M, N}, a.options().dtype(at::kFloat));
   if (K == 0) return c.zero_();  // an empty sum is zero (zero_ runs on the current stream too)
 

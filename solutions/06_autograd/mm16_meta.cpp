@@ -7,9 +7,10 @@
 at::Tensor mm16_meta(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "mm16: expected 2-D matrices, got a with ", a.dim(),
               " dimension(s) and b with ", b.dim());
-  // Sizes may be symbolic under torch.compile(dynamic=True): sym_size() keeps them so; size() would throw.
-  TORCH_CHECK(a.sym_size(1) == b.sym_size(0), "mm16: a.size(1) must equal b.size(0), got ", a.sym_size(1),
-              " and ", b.sym_size(0));
+  // Sizes may be symbolic under torch.compile: sym_size() keeps them so (size() would throw). TORCH_SYM_CHECK takes
+  // the SymBool that sym_eq builds: a size known only when the program runs (data-dependent) is checked then.
+  TORCH_SYM_CHECK(a.sym_size(1).sym_eq(b.sym_size(0)), "mm16: a.size(1) must equal b.size(0), got ", a.sym_size(1),
+                  " and ", b.sym_size(0));
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "mm16: a and b must have the same dtype, got ",
               a.scalar_type(), " and ", b.scalar_type());
   TORCH_CHECK(at::isFloatingType(a.scalar_type()), "mm16: expected floating-point inputs, got ", a.scalar_type());

@@ -3,7 +3,7 @@
 # runs the README's main command and the test suite, then the suite again with the GPU hidden.
 #
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
-#                                                 gpu-cases-no-gpu, cuda-cases, late-cases, harness-5x, hang
+#                                                 gpu-cases-no-gpu, cuda-cases, late-cases, harness-5x, hang, probes
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -63,6 +63,11 @@ for s in $steps; do
       step hang bash "$root/tools/gpu/time_hang.sh" "$logs" ;;
     gpu-cases-no-gpu)  # the references with CUDA rows, the GPU hidden: those rows SKIPPED, the rest PASS
       CUDA_VISIBLE_DEVICES= step gpu-cases-no-gpu ./course test -R 'planted/0[4-9]_[a-z_]*/reference$' ;;
+    probes)  # chapter 4's claims that only a GPU can show: a synchronisation during capture (and what it leaves
+      # broken), each mode in a fresh process; outputs taller and wider than gridDim.y could launch
+      step probes bash -c "'$COURSE_PYTHON' tools/gpu/capture_sync_probe.py sync; \
+        '$COURSE_PYTHON' tools/gpu/capture_sync_probe.py control; ./course build && \
+        '$COURSE_PYTHON' tools/gpu/tall_mm16.py '$COURSE_BUILD_DIR/lib/solutions/04_cuda/libmm16_cuda.so'" ;;
     test) step test ./course test -R "$grader_tests" ;;
     test-no-gpu) CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test -R 'planted/' ;;
     *) echo "unknown step $s" >&2; exit 2 ;;

@@ -35,7 +35,7 @@ try:
 
     # --list reaches the judge too (it lists the checks without building anything)
     rc, out = run(["grade", "02_schema", "--list"], env=env)
-    expect(rc == 0 and "schema.mm16_out" in out, "--list lists the checks")
+    expect(rc == 0 and "schema.mm16.out" in out, "--list lists the checks")
 
     # usage errors: argparse's, naming the option, exit 2, and nothing graded
     for bad, says in ((["grade", "02_schema", str(solution), "--bogus", "--out", str(tmp / "bogus")],

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 TORCH_LIBRARY(course, m) {
-  m.def("mm16(Tensor a, Tensor b) -> Tensor");
-  m.def("mm16_scaled(Tensor a, Tensor b, *, float alpha=1.0, Tensor? bias=None) -> Tensor");
-  m.def("mm16_out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("mm16(Tensor a, Tensor b) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("mm16_scaled(Tensor a, Tensor b, *, float alpha=1.0, Tensor? bias=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("mm16.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)", {at::Tag::out, at::Tag::pt2_compliant_tag});
 }
 
 namespace {

