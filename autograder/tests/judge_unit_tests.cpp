@@ -389,6 +389,8 @@ TEST_CASE("submission code gets an allowlist of the host's environment, never th
   unsetenv("COURSE_TEST_HOST_SECRET");
   unsetenv("NVCC_APPEND_FLAGS");
   unsetenv("LD_PRELOAD");
+}
+
 // ---- compiler errors read for a student (diagnostics.hpp). The outputs are g++ 12's and nvcc 13's, captured with the
 // judge's flags (LC_ALL=C, -include of the precompiled header), their absolute paths shortened.
 namespace {
