@@ -1,9 +1,11 @@
-// Operators of their own (not mm16) for two choices chapter 5 shows a fake kernel's author making; the course
-// builds them as build/examples/libcourse_demo_ops.so.
-//   symdemo::mm_check, symdemo::mm_sym_check: the same Meta kernel, its shape check written with TORCH_CHECK on a
-//     comparison of SymInts, or with TORCH_SYM_CHECK and sym_eq (site_tools/examples/sym_check.py runs both);
+// Operators of their own (not mm16) for what chapters 3 and 5 show about checks and fake kernels; the course builds
+// them as build/examples/libcourse_demo_ops.so.
+//   symdemo::mm_size, symdemo::mm_check, symdemo::mm_sym_check: the same Meta kernel, its shape check written on
+//     size(), with TORCH_CHECK on a comparison of SymInts, or with TORCH_SYM_CHECK and sym_eq
+//     (site_tools/examples/sym_check.py runs the three);
 //   pyfake::mm, pyfake_bare::mm: a CPU kernel whose fake kernel lives in Python, declared with and without
-//     m.set_python_module (site_tools/examples/python_module.py).
+//     m.set_python_module (site_tools/examples/python_module.py);
+//   checks::fail: each of chapter 3's TORCH_CHECK variants, failing (site_tools/examples/check_family.py).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
@@ -15,6 +17,12 @@ at::Tensor mm_cpu(const at::Tensor& a, const at::Tensor& b) {
 }
 
 // --8<-- [start:checks]
+at::Tensor mm_meta_size(const at::Tensor& a, const at::Tensor& b) {
+  // size() returns a plain int64_t: asked of a symbolic size, it must fix it to one value
+  TORCH_CHECK(a.size(1) == b.size(0), "mm: a.size(1) must equal b.size(0)");
+  return at::empty_symint({a.sym_size(0), b.sym_size(1)}, a.options());
+}
+
 at::Tensor mm_meta_check(const at::Tensor& a, const at::Tensor& b) {
   // a.sym_size(1) == b.sym_size(0) is a c10::SymBool; TORCH_CHECK needs a bool, so it asks for the answer now
   TORCH_CHECK(a.sym_size(1) == b.sym_size(0), "mm: a.size(1) must equal b.size(0)");
@@ -28,19 +36,34 @@ at::Tensor mm_meta_sym_check(const at::Tensor& a, const at::Tensor& b) {
   return at::empty_symint({a.sym_size(0), b.sym_size(1)}, a.options());
 }
 // --8<-- [end:checks]
+
+// --8<-- [start:family]
+// Each variant of TORCH_CHECK, failing: `kind` names it.
+void fail(c10::string_view kind) {
+  TORCH_CHECK(kind != "TORCH_CHECK", "checks::fail: TORCH_CHECK");
+  TORCH_CHECK_VALUE(kind != "TORCH_CHECK_VALUE", "checks::fail: TORCH_CHECK_VALUE");
+  TORCH_CHECK_TYPE(kind != "TORCH_CHECK_TYPE", "checks::fail: TORCH_CHECK_TYPE");
+  TORCH_CHECK_INDEX(kind != "TORCH_CHECK_INDEX", "checks::fail: TORCH_CHECK_INDEX");
+  TORCH_CHECK_NOT_IMPLEMENTED(kind != "TORCH_CHECK_NOT_IMPLEMENTED", "checks::fail: TORCH_CHECK_NOT_IMPLEMENTED");
+  TORCH_INTERNAL_ASSERT(kind != "TORCH_INTERNAL_ASSERT", "checks::fail: TORCH_INTERNAL_ASSERT");
+}
+// --8<-- [end:family]
 }  // namespace
 
 TORCH_LIBRARY(symdemo, m) {
   m.def("mm_check(Tensor a, Tensor b) -> Tensor");
   m.def("mm_sym_check(Tensor a, Tensor b) -> Tensor");
+  m.def("mm_size(Tensor a, Tensor b) -> Tensor");
 }
 TORCH_LIBRARY_IMPL(symdemo, CPU, m) {
   m.impl("mm_check", &mm_cpu);
   m.impl("mm_sym_check", &mm_cpu);
+  m.impl("mm_size", &mm_cpu);
 }
 TORCH_LIBRARY_IMPL(symdemo, Meta, m) {
   m.impl("mm_check", &mm_meta_check);
   m.impl("mm_sym_check", &mm_meta_sym_check);
+  m.impl("mm_size", &mm_meta_size);
 }
 
 // --8<-- [start:python_module]
@@ -60,4 +83,8 @@ TORCH_LIBRARY_IMPL(pyfake, CPU, m) {
 }
 TORCH_LIBRARY_IMPL(pyfake_bare, CPU, m) {
   m.impl("mm", &mm_cpu);
+}
+
+TORCH_LIBRARY(checks, m) {
+  m.def("fail(str kind) -> ()", &fail);  // no tensor argument: one kernel for every dispatch key
 }

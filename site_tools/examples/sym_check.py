@@ -50,7 +50,7 @@ def outcome(call):
 
 a, b = torch.randn(3, 4), torch.randn(4, 5)
 keep_a, keep_b = torch.tensor([True, False, True, True]), torch.tensor([True, True, False, True])
-for name in ("mm_check", "mm_sym_check"):
+for name in ("mm_size", "mm_check", "mm_sym_check"):
     op = getattr(torch.ops.symdemo, name)
     print(f"{name}, sizes with values (dynamic=True): compiled, guards {guards_of(op, a, b)}")
     torch._dynamo.reset()
