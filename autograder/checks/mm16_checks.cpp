@@ -84,38 +84,56 @@ void products_row(const GroupResult& g, const std::vector<const Call*>& calls, c
 std::string tolerance_text() { return "within atol = rtol = 1e-3 * max(1, sqrt(K/16)) for float16 inputs (1e-5 float32, 1e-9 float64)"; }
 
 // --- the contract -----------------------------------------------------------------------------------------------
-void check_contract(const std::string& device) {
-  const Plan& plan = contract_plan(device);
-  const GroupResult& g = run(plan);
-  if (!g.ok)
-    return fail("the invalid calls did not leave the process running: " + g.failure,
-                "each invalid call raises an exception (TORCH_CHECK) that the caller catches, and the process goes on",
-                "the worker did not finish normally");
-  if (g.report.value("survived", false) != true) return fail("the worker did not report that it survived the calls");
+// The contract probes of one device: each invalid call must raise with a message, the valid one must return.
+struct ContractOutcome {
+  std::string not_run;  // the worker did not finish normally
   std::vector<std::string> problems;
   int invalid = 0;
+};
+
+ContractOutcome contract_outcome(const std::string& device) {
+  ContractOutcome out;
+  const Plan& plan = contract_plan(device);
+  const GroupResult& g = run(plan);
+  if (!g.ok) {
+    out.not_run = "the invalid calls did not leave the process running: " + g.failure;
+    return out;
+  }
+  if (g.report.value("survived", false) != true) {
+    out.not_run = "the worker did not report that it survived the calls";
+    return out;
+  }
   for (auto& p : plan.probes) {
     std::string label = p["label"].get<std::string>(), why;
     json o = answer(g, p["name"].get<std::string>(), "invalid", &why);
-    if (o.is_null()) { problems.push_back(label + ": " + why); continue; }
+    if (o.is_null()) { out.problems.push_back(label + ": " + why); continue; }
     bool raised = o["raised"] == true;
     if (p["valid"] == true) {
-      if (raised) problems.push_back(label + ": " + raised_text(o) + " (an operator that always raises proves nothing)");
+      if (raised) out.problems.push_back(label + ": " + raised_text(o) + " (an operator that always raises proves nothing)");
       continue;
     }
-    ++invalid;
+    ++out.invalid;
     if (!raised)
-      problems.push_back(label + ": returned " + (o.contains("shape") ? "a " + o.value("dtype", std::string("?")) +
-                         " tensor of shape " + shape_text(o["shape"].get<std::vector<int64_t>>()) : std::string("a value")) +
-                         " instead of raising");
+      out.problems.push_back(label + ": returned " + (o.contains("shape") ? "a " + o.value("dtype", std::string("?")) +
+                             " tensor of shape " + shape_text(o["shape"].get<std::vector<int64_t>>()) : std::string("a value")) +
+                             " instead of raising");
     else if (o.value("message", std::string()).empty())
-      problems.push_back(label + ": raised " + o.value("type", std::string("?")) + " with an empty message");
+      out.problems.push_back(label + ": raised " + o.value("type", std::string("?")) + " with an empty message");
   }
-  if (problems.empty())
-    return pass(std::to_string(invalid) + " invalid calls raised with a message, the valid call worked, the process survived");
-  fail(std::to_string(problems.size()) + " of the " + device + " contract calls went wrong",
+  return out;
+}
+
+void check_contract(const std::string& device) {
+  ContractOutcome c = contract_outcome(device);
+  if (!c.not_run.empty())
+    return fail(c.not_run,
+                "each invalid call raises an exception (TORCH_CHECK) that the caller catches, and the process goes on",
+                "the worker did not finish normally");
+  if (c.problems.empty())
+    return pass(std::to_string(c.invalid) + " invalid calls raised with a message, the valid call worked, the process survived");
+  fail(std::to_string(c.problems.size()) + " of the " + device + " contract calls went wrong",
        "every invalid call raises (RuntimeError from TORCH_CHECK) with a message saying what is wrong; the valid call returns",
-       lines(problems));
+       lines(c.problems));
 }
 
 // --- views: the operands were laid out as the call says -----------------------------------------------------------
@@ -484,10 +502,17 @@ TEST_SUITE("mm16") {
       }
       seen += std::string(seen.empty() ? "" : "; ") + torch_dtype(c.dtype) + " " + shape_text(real["shape"].get<std::vector<int64_t>>());
     }
+    // A Meta kernel that accepts what the real kernels reject lets torch.compile trace a call that fails only when
+    // the compiled program runs: the CPU contract's invalid calls, on meta tensors, must raise too.
+    ContractOutcome invalid = contract_outcome("meta");
+    if (!invalid.not_run.empty()) problems.push_back("invalid calls on meta tensors: " + invalid.not_run);
+    for (auto& problem : invalid.problems) problems.push_back(problem);
     if (problems.empty())
-      return pass("FakeTensorMode and meta tensors agree with the real output for each input dtype and through views (" + seen + ")");
-    fail("the fake (Meta) output's metadata does not match the real output's",
-         "the same shape, dtype and strides as the real output, for every input dtype; device meta for meta inputs",
+      return pass("FakeTensorMode and meta tensors agree with the real output for each input dtype and through views (" +
+                  seen + "); " + std::to_string(invalid.invalid) + " invalid calls on meta tensors raised");
+    fail("the fake (Meta) output's metadata does not match the real output's, or it accepts an invalid call",
+         "the same shape, dtype and strides as the real output, for every input dtype; device meta for meta inputs; "
+         "the CPU contract's invalid calls raise on meta tensors too",
          lines(problems));
   }
 
@@ -629,6 +654,60 @@ TEST_SUITE("mm16") {
                       forward,
                   "GradcheckError for a 2x backward wrapped around a correct forward", lines(problems));
     fail("the wrong-backward control was not caught", "GradcheckError, and gradients the judge rejects", lines(problems));
+  }
+
+  TEST_CASE("backward.cases") {
+    const Plan& p = cpu_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> problems;
+    std::string why;
+    // one input requiring grad: the one gradient asked for is there and right
+    const Call& c = p.call("ag.nonsquare");
+    auto [ea, eb] = exact_gradients(p, c);
+    for (std::string only : {"a", "b"}) {
+      const std::string key = "grad.only_" + only + ".ag.nonsquare", where = c.text() + ", only " + only + " requiring grad";
+      json r = answer(g, key, "grad", &why);
+      if (r.is_null()) { problems.push_back(where + ": " + why); continue; }
+      if (r["raised"] == true) { problems.push_back(where + ": backward " + raised_text(r)); continue; }
+      if (r.value("grad_" + only, false) != true) {
+        problems.push_back(where + ": no gradient reached " + only + " (ctx->needs_input_grad(i) asks about input i: "
+                           "a is 0, b is 1)");
+        continue;
+      }
+      Comparison cmp = compare(tensor(g, key + ".grad_" + only), only == "a" ? ea : eb, kGradTol);
+      if (!cmp.ok) problems.push_back(where + ": grad_" + only + ": " + cmp.detail);
+    }
+    // float16 inputs: a float32 upstream gradient, float16 gradients
+    const Call& h = p.call("ag.f16");
+    auto [ha, hb] = exact_gradients(p, h);
+    const std::string where = h.text();
+    json r = answer(g, "grad.ag.f16", "grad", &why);
+    if (r.is_null()) problems.push_back(where + ": " + why);
+    else if (r["raised"] == true)
+      problems.push_back(where + ": backward " + raised_text(r) + " (the upstream gradient has the output's dtype, "
+                         "float32: at::mm needs both operands in one dtype)");
+    else if (r.value("grad_a", false) != true || r.value("grad_b", false) != true)
+      problems.push_back(where + ": no gradient reached " + (r.value("grad_a", false) != true ? "a" : "b"));
+    else {
+      for (std::string of : {"a", "b"}) {
+        std::string dtype = r.value("grad_" + of + "_dtype", std::string("?"));
+        if (dtype != "float16") problems.push_back(where + ": grad_" + of + " is " + dtype + ", not its input's float16");
+      }
+      // float16 gradients: a rounding of half an ulp of float16 on values near 1 (the formula's own error is far larger)
+      constexpr Tolerance kHalfGradTol{4e-3, 4e-3};
+      Comparison ca = compare(tensor(g, "grad.ag.f16.grad_a"), ha, kHalfGradTol);
+      Comparison cb = compare(tensor(g, "grad.ag.f16.grad_b"), hb, kHalfGradTol);
+      if (!ca.ok) problems.push_back(where + ": grad_a: " + ca.detail);
+      if (!cb.ok) problems.push_back(where + ": grad_b: " + cb.detail);
+    }
+    if (problems.empty())
+      return pass("only a, then only b requiring grad (" + c.text() + "): the gradient asked for is right; float16 "
+                  "inputs (" + h.text() + "): float16 gradients, right values");
+    fail("the backward is wrong when one input requires grad, or for float16 inputs",
+         "the gradient of each input that requires grad, in that input's dtype: grad_a = g @ b^T, grad_b = a^T @ g, "
+         "g float32 for float16 inputs",
+         lines(problems));
   }
 
   // --- CUDA rows ------------------------------------------------------------------------------------------------

@@ -178,6 +178,17 @@ void add_autograd(Plan& p, std::mt19937_64& rng) {
   if (has_check("negative_control"))
     p.probe({{"kind", "negative_control"}, {"name", "negative.ag.nonsquare"}, {"of", "ag.nonsquare"},
              {"g", "ag.nonsquare.g"}});
+  if (has_check("backward.cases")) {
+    // one input requiring grad at a time: the backward is asked for one gradient (ctx->needs_input_grad)
+    for (const char* only : {"a", "b"})
+      p.probe({{"kind", "grad"}, {"name", std::string("grad.only_") + only + ".ag.nonsquare"}, {"of", "ag.nonsquare"},
+               {"g", "ag.nonsquare.g"}, {"requires", only}});
+    // float16 inputs: the output, so the upstream gradient, is float32; each input's gradient is float16
+    const Call& h = p.add(single("ag.f16", "non-square, float16", 5, 6, 3, "F16", "cpu", Role::Backward, rng));
+    Matrix g = random_matrix(h.M(), h.N(), rng);
+    p.inputs[h.name + ".g"] = Tensor{"F32", {g.rows, g.cols}, g.v};
+    p.probe({{"kind", "grad"}, {"name", "grad.ag.f16"}, {"of", "ag.f16"}, {"g", "ag.f16.g"}});
+  }
 }
 
 Plan build_cpu() {
@@ -199,7 +210,8 @@ Plan build_cpu() {
   if (has_check("compile.dynamic"))  // three shapes, none with a size of 1 (torch specialises 0 and 1 anyway)
     p.probe({{"kind", "compile"}, {"name", "compiled.dynamic"}, {"of", {"cpu.f16.0.0", "cpu.f16.2.0", "cpu.f16.3.0"}},
              {"dynamic", true}});
-  if (has_check("gradcheck.float64") || has_check("negative_control")) add_autograd(p, rng);
+  if (has_check("gradcheck.float64") || has_check("negative_control") || has_check("backward.cases"))
+    add_autograd(p, rng);
   if (has_check("opcheck.cpu")) {
     p.add(single("opcheck.f32.square", "square", 8, 8, 8, "F32", "cpu", Role::Opcheck, rng));
     p.add(single("opcheck.f64.nonsquare", "non-square", 5, 2, 7, "F64", "cpu", Role::Opcheck, rng));
@@ -268,21 +280,27 @@ Plan build_contract(const std::string& device) {
     if (on) s["device"] = on;
     return s;
   };
-  auto add = [&](const char* label, json a, json b, bool valid) {
+  auto add = [&](const std::string& label, json a, json b, bool valid) {
     p.probe({{"kind", "invalid"}, {"name", std::string("contract.") + std::to_string(p.probes.size())},
              {"label", label}, {"a", a}, {"b", b}, {"device", device}, {"valid", valid}});
   };
-  if (device == "cpu") {
-    add("a is 1-D: mm16(a[6], b[6, 4])", spec("float32", {6}), spec("float32", {6, 4}), false);
-    add("inner sizes differ: mm16(a[3, 5], b[4, 2])", spec("float32", {3, 5}), spec("float32", {4, 2}), false);
-    add("dtypes differ: mm16(float16 a, float32 b)", spec("float16", {3, 4}), spec("float32", {4, 2}), false);
-    add("integer inputs: mm16(int32 a, int32 b)", spec("int32", {3, 4}), spec("int32", {4, 2}), false);
-    add("valid call: mm16(float32 a[3, 4], float32 b[4, 2])", spec("float32", {3, 4}), spec("float32", {4, 2}), true);
+  // The 3-D operands have a size(1) (for a) or size(0) (for b) that lines up with the other operand: only the rank
+  // check rejects them. Without it, a kernel reads the first two sizes and strides and returns a wrong product.
+  if (device == "cpu" || device == "meta") {  // meta: the Meta kernel must reject what the real kernels reject
+    const std::string on = device == "meta" ? " on meta tensors" : "";
+    add(std::string("a is 1-D: mm16(a[6], b[6, 4])") + on, spec("float32", {6}), spec("float32", {6, 4}), false);
+    add(std::string("a is 3-D: mm16(a[2, 3, 4], b[3, 2])") + on, spec("float32", {2, 3, 4}), spec("float32", {3, 2}), false);
+    add(std::string("b is 3-D: mm16(a[3, 4], b[4, 2, 5])") + on, spec("float32", {3, 4}), spec("float32", {4, 2, 5}), false);
+    add(std::string("inner sizes differ: mm16(a[3, 5], b[4, 2])") + on, spec("float32", {3, 5}), spec("float32", {4, 2}), false);
+    add(std::string("dtypes differ: mm16(float16 a, float32 b)") + on, spec("float16", {3, 4}), spec("float32", {4, 2}), false);
+    add(std::string("integer inputs: mm16(int32 a, int32 b)") + on, spec("int32", {3, 4}), spec("int32", {4, 2}), false);
+    add(std::string("valid call: mm16(float32 a[3, 4], float32 b[4, 2])") + on, spec("float32", {3, 4}), spec("float32", {4, 2}), true);
   } else {
     add("devices differ: mm16(CUDA a, CPU b)", spec("float16", {3, 4}), spec("float16", {4, 2}, "cpu"), false);
     add("float32 on CUDA: mm16(float32 a, float32 b)", spec("float32", {3, 4}), spec("float32", {4, 2}), false);
     add("inner sizes differ on CUDA: mm16(a[3, 5], b[4, 2])", spec("float16", {3, 5}), spec("float16", {4, 2}), false);
-    add("3-D input on CUDA: mm16(a[2, 3, 4], b[4, 2])", spec("float16", {2, 3, 4}), spec("float16", {4, 2}), false);
+    add("a is 3-D on CUDA: mm16(a[2, 3, 4], b[3, 2])", spec("float16", {2, 3, 4}), spec("float16", {3, 2}), false);
+    add("b is 3-D on CUDA: mm16(a[3, 4], b[4, 2, 5])", spec("float16", {3, 4}), spec("float16", {4, 2, 5}), false);
     add("valid call: mm16(float16 CUDA a[3, 4], b[4, 2])", spec("float16", {3, 4}), spec("float16", {4, 2}), true);
   }
   return p;

@@ -25,7 +25,7 @@ Matrix product(const Matrix& a, const Matrix& b);
 Matrix transpose(const Matrix& m);
 
 // What a call is for: the rows that read it.
-enum class Role { Forward, Dtype, View, Autograd, Opcheck };
+enum class Role { Forward, Dtype, View, Autograd, Backward, Opcheck };  // Backward: outside float64 gradcheck
 
 struct Call {
   std::string name;         // the probe's name, the key of its output

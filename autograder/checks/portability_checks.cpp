@@ -2,6 +2,7 @@
 // CUDA_ARCHITECTURES syntax into nvcc flags (gencode_flags). The judge runs cuobjdump itself on libraries CMake built
 // for known target sets (cmake/OperatorsUnderTest.cmake), so it knows every answer; it then builds a probe kernel
 // with the student's flags for "75-virtual" (PTX only) and, on a GPU, runs it: the driver must JIT that PTX.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -94,11 +95,31 @@ void listing_row(const std::vector<std::string>& kinds, const std::vector<std::s
     }
     for (auto& kind : kinds) {
       const std::set<int>& want = kind == "cubin" ? run.truth.at(v).cubin : run.truth.at(v).ptx;
-      std::set<int> got;
-      for (auto& x : answer.value(kind, json::array())) got.insert(x.get<int>());
-      if (got != want)
-        wrong += "\n  " + v + ": expected " + kind + " " + show(want) + ", got " + show(got) + "\n    listing: " +
-                 run.listings.at(v);
+      // The answer as the student's function returned it (the worker converts nothing): a list of ints, in
+      // ascending order, each once, as embedded_targets' docstring promises.
+      const json entry = answer.value(kind, json::object());
+      const std::string type = entry.is_object() ? entry.value("type", std::string("missing")) : "missing";
+      const json items = entry.is_object() ? entry.value("items", json::array()) : json::array();
+      std::string got_text, problem;
+      std::vector<long long> got;
+      for (auto& x : items.is_array() ? items : json::array()) {
+        got_text += std::string(got_text.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
+        if (x.is_number_integer()) got.push_back(x.get<long long>());
+        else problem = "an item that is not an int (" + (x.is_string() ? x.get<std::string>() : x.dump()) + ")";
+      }
+      got_text = type + " [" + got_text + "]";
+      const std::vector<long long> want_list(want.begin(), want.end());
+      if (type == "missing") problem = "no '" + kind + "' key";
+      else if (type != "list") problem = "a " + type + ", not a list";
+      else if (problem.empty() && got != want_list) {
+        std::vector<long long> sorted_got = got;
+        std::sort(sorted_got.begin(), sorted_got.end());
+        sorted_got.erase(std::unique(sorted_got.begin(), sorted_got.end()), sorted_got.end());
+        problem = sorted_got == want_list ? "the right numbers, but not sorted ascending, each once" : "other numbers";
+      }
+      if (!problem.empty())
+        wrong += "\n  " + v + ": expected " + kind + " " + show(want) + " (a sorted list of ints), got " + got_text +
+                 ": " + problem + "\n    listing: " + run.listings.at(v);
       else
         right += (right.empty() ? "" : "; ") + v + " " + kind + " " + show(want);
     }

@@ -152,15 +152,25 @@ def probe_compile(run, p):
 def probe_grad(run, p):
     a, b = run.operands_of(p["of"])
     g = run.inputs[p["g"]]
+    requires = p.get("requires", "ab")  # which inputs require grad: "ab", "a" or "b"
     try:
-        ar, br = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+        ar = a.detach().clone().requires_grad_("a" in requires)
+        br = b.detach().clone().requires_grad_("b" in requires)
         out = _op()(ar, br)
-        ga, gb = torch.autograd.grad(out, (ar, br), g, allow_unused=True)
+        wrt = [t for t in (ar, br) if t.requires_grad]
+        grads = iter(torch.autograd.grad(out, wrt, g, allow_unused=True))
+        ga = next(grads) if ar.requires_grad else None
+        gb = next(grads) if br.requires_grad else None
     except Exception as e:  # noqa: BLE001
         return _outcome(error=e)
     _keep(run.tensors, p["name"] + ".grad_a", ga)
     _keep(run.tensors, p["name"] + ".grad_b", gb)
-    return {"raised": False, "grad_a": ga is not None, "grad_b": gb is not None, "requires_grad": bool(out.requires_grad)}
+    report = {"raised": False, "grad_a": ga is not None, "grad_b": gb is not None,
+              "requires_grad": bool(out.requires_grad)}
+    for key, t in (("grad_a_dtype", ga), ("grad_b_dtype", gb)):
+        if t is not None:
+            report[key] = str(t.dtype).replace("torch.", "")
+    return report
 
 
 def probe_fd(run, p):

@@ -11,8 +11,6 @@ import torch
 
 from groups_common import announce_evidence, describe_error, group, submission_module
 
-OPS = ["course::mm16", "course::mm16_scaled"]
-
 
 def _define_scaled():
     if hasattr(torch.ops.course, "mm16_scaled"):
@@ -57,7 +55,7 @@ def group_profile(request, inputs):
 
     student = submission_module(request, "profile_rows")
     answers = {}
-    for name in OPS:
+    for name in request["args"]["ops"]:  # the judge's list: the two that ran, and one that did not
         entry = {}
         for fn in ("op_calls", "op_cpu_time_us", "op_kernels"):
             try:
