@@ -88,7 +88,7 @@ def _explain(err, field):
         return "missing (every page with front matter states authors, reviewers, written_on, last_checked_on and " \
                "checked_against_torch; 'pending' where no person has signed)"
     if err.validator == "additionalProperties":
-        return f"not a field of the page schema ({os.path.relpath(SCHEMA_PATH)})"
+        return "not a field of the page schema (site_tools/page_meta.schema.json)"
     return err.message
 
 
