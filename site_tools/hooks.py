@@ -4,6 +4,9 @@
   opened offline still renders its math and nothing is fetched from a CDN.
 * ```dot fenced blocks are rendered to inline SVG with Graphviz at build time (Debian package graphviz): no
   diagram library runs in the browser.
+* A page's YAML front matter (authors, reviewers, dates; every glossary page has it) is validated against
+  site_tools/page_meta.schema.json, and its `<!-- byline -->` mark becomes the byline, "pending" shown as it is. A
+  page whose front matter breaks the schema stops the strict build with a message naming the page and the field.
 Both packages are installed by tools/setup.sh; without them the build stops and says what to install.
 """
 import os
@@ -74,6 +77,7 @@ def _render_dot(source, page):
 
 
 def on_page_markdown(markdown, page, config, files):
+    markdown = _page_meta(markdown, page)
     markdown = _expand_exercise_marks(markdown, page)
     return _DOT_FENCE.sub(lambda m: _render_dot(m.group(1), page), markdown)
 
@@ -119,3 +123,32 @@ def _exercise_block(kind, exercise_id, page):
 
 def _expand_exercise_marks(markdown, page):
     return _EXERCISE_MARK.sub(lambda m: _exercise_block(m.group(1), m.group(2), page), markdown)
+
+
+# Front matter and byline (site_tools/page_meta.py): MkDocs has already parsed the front matter into page.meta.
+GLOSSARY_DIR = "glossary/"
+
+
+def _page_meta(markdown, page):
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import page_meta
+
+    src = page.file.src_uri
+    meta = page.meta or None
+    if meta is None:
+        if src.startswith(GLOSSARY_DIR):
+            raise PluginError(f"chapters/{src}: a glossary page needs front matter (authors, reviewers, written_on, "
+                              f"last_checked_on, checked_against_torch; 'pending' where no person has signed)")
+        if page_meta.BYLINE_MARK in markdown:
+            raise PluginError(f"chapters/{src} has a byline mark but no front matter to render it from")
+        return markdown
+    problems = page_meta.validate(meta, f"chapters/{src}")
+    if problems:
+        raise PluginError("page front matter does not follow site_tools/page_meta.schema.json:\n  "
+                          + "\n  ".join(problems))
+    if page_meta.BYLINE_MARK not in markdown:
+        raise PluginError(f"chapters/{src} has front matter but no '{page_meta.BYLINE_MARK}' mark where its byline "
+                          "goes (under its '## Byline' heading)")
+    return markdown.replace(page_meta.BYLINE_MARK, page_meta.render_byline(meta))

@@ -1,0 +1,332 @@
+"""The glossary and the chapters agree (issue 26).
+
+check (default):
+- every link to a glossary page, from a chapter or from the glossary itself, resolves to an existing page;
+- every term page (chapters/glossary/*.md but index.md and abbreviations.md) has the seed's parts, in order: an H1
+  question, a one-paragraph definition, then the sections Why it matters, Measured, Related terms, Where you meet
+  this, Sources, Byline (with its <!-- byline --> mark), and nothing else;
+- Measured cites only evidence files that exist (evidence/gpu/...), or says "No measurement of its own: see
+  chapter N"; every source says when it was checked and against which torch;
+- each chapter a term page lists under "Where you meet this" mentions the term (its `term` or one of its `aliases`,
+  in prose) and links its first use to the term page;
+- every page's front matter validates against site_tools/page_meta.schema.json (glossary pages must have it), and
+  every term has a hover definition in chapters/glossary/abbreviations.md.
+catches: each breakage the check exists for (a dangling term link, a "Where you meet this" chapter that never uses
+  the term, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
+  schema) is planted in a temporary copy of the course and must be reported by name; the schema violation must also
+  stop the strict MkDocs build, naming the page and the field.
+publish_refuses: site_tools/publish_check.py refuses to publish today's pages (reviewers pending), exit 1, naming
+  them; a page whose author and reviewer have signed (in a temporary copy) is no longer named.
+
+usage: test_glossary.py [check | catches | publish_refuses]"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from sitelib import COURSE_ROOT, mkdocs_build
+
+sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
+import page_meta  # noqa: E402
+
+SECTIONS = ["Why it matters", "Measured", "Related terms", "Where you meet this", "Sources", "Byline"]
+NOT_TERMS = ("index.md", "abbreviations.md")
+LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+EVIDENCE = re.compile(r"evidence/gpu/[\w./-]+[\w]")
+NO_MEASUREMENT = re.compile(r"No measurement of its own: see chapter \d+")
+CHECKED = re.compile(r"\(checked \d{4}-\d{2}-\d{2} against torch \d+\.\d+(\.\d+)?\)")
+ABBR = re.compile(r"^\*\[([^\]]+)\]:\s*\S")
+
+
+def prose(text):
+    """The text a reader reads as prose: fenced blocks, HTML comments and grader transcripts removed."""
+    out, fence, comment, transcript = [], None, False, False
+    for line in text.splitlines():
+        s = line.strip()
+        if fence:
+            if s.startswith(fence) and s.strip(fence[0]) == "":
+                fence = None
+            continue
+        m = FENCE.match(line)
+        if m:
+            fence = m.group(1)
+            continue
+        if comment:
+            comment = "-->" not in line
+            continue
+        if s.startswith("<!--"):
+            comment = "-->" not in s
+            continue
+        if '<div class="grader-output"' in line:
+            transcript = True
+        if transcript:
+            transcript = "</div>" not in line
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def mentions(text, names):
+    flat = re.sub(r"[*_]{1,2}(?=\w)|(?<=\w)[*_]{1,2}", "", prose(text))  # *current* stream -> current stream
+    flat = re.sub(r"\s+", " ", flat)
+    return any(re.search(r"(?<![\w-])%s(?![\w])" % re.escape(n), flat, re.I) for n in names)
+
+
+def sections(body):
+    """(h1, definition paragraphs, [(h2, text)])"""
+    h1 = re.search(r"^# (.+)$", body, re.M)
+    if not h1:
+        return None, [], []
+    rest = body[h1.end():]
+    parts = re.split(r"^## (.+)$", rest, flags=re.M)
+    definition = [p for p in re.split(r"\n\s*\n", parts[0].strip()) if p.strip()]
+    return h1.group(1).strip(), definition, [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts), 2)]
+
+
+def list_links(text):
+    return [(m.group(1), m.group(2)) for m in LINK.finditer(text)]
+
+
+def glossary_target(source, target, root):
+    """The glossary page a link points to (path relative to root), or None if it is not a glossary link."""
+    path = target.split("#")[0]
+    if not path.endswith(".md") or "://" in path:
+        return None
+    full = os.path.normpath(os.path.join(os.path.dirname(source), path))
+    if os.path.dirname(full) != os.path.join(root, "chapters", "glossary"):
+        return None
+    return os.path.relpath(full, root)
+
+
+def check(root=COURSE_ROOT):
+    """[problem] of the glossary and its links in the course at root."""
+    problems = []
+    chapters_dir = os.path.join(root, "chapters")
+    gdir = os.path.join(chapters_dir, "glossary")
+    pages = sorted(os.path.join(d, n) for d, _, ns in os.walk(chapters_dir) for n in ns if n.endswith(".md"))
+    pages = [p for p in pages if os.path.relpath(p, gdir) != "abbreviations.md"]
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    terms = {}
+
+    # front matter of every page; glossary pages must have it
+    for p in pages:
+        try:
+            meta, _ = page_meta.read_page(p)
+        except Exception as e:  # noqa: BLE001 - a YAML error: say which page
+            problems.append(f"{rel(p)}: front matter is not valid YAML: {e}")
+            continue
+        if meta is None:
+            if p.startswith(gdir + os.sep):
+                problems.append(f"{rel(p)}: a glossary page without front matter")
+            continue
+        problems += page_meta.validate(meta, rel(p))
+        if p.startswith(gdir + os.sep) and os.path.basename(p) not in NOT_TERMS:
+            if not meta.get("term"):
+                problems.append(f"{rel(p)}: front matter field 'term': a term page names its term")
+            terms[rel(p)] = [meta.get("term") or ""] + list(meta.get("aliases") or [])
+
+    # every glossary link resolves, from the chapters and from the glossary itself
+    linked = {}  # chapter -> {glossary page it links}
+    for p in pages:
+        with open(p, encoding="utf-8") as f:
+            text = prose(f.read())
+        for label, target in list_links(text):
+            g = glossary_target(p, target, root)
+            if g is None and p.startswith(gdir + os.sep) and target.endswith(".md") and "/" not in target:
+                g = os.path.relpath(os.path.join(gdir, target), root)
+            if g is None:
+                continue
+            if not os.path.isfile(os.path.join(root, g)) or os.path.basename(g) in ("abbreviations.md",):
+                problems.append(f"{rel(p)}: the link [{label}]({target}) points to {g}, which is no glossary page")
+            linked.setdefault(rel(p), set()).add(g)
+
+    # abbreviations: one hover definition per term
+    abbr_file = os.path.join(gdir, "abbreviations.md")
+    abbrs = set()
+    if os.path.isfile(abbr_file):
+        with open(abbr_file, encoding="utf-8") as f:
+            abbrs = {m.group(1).lower() for m in map(ABBR.match, f) if m}
+    else:
+        problems.append(f"{rel(abbr_file)} is missing: the terms have no hover definitions")
+
+    for page, names in sorted(terms.items()):
+        full = os.path.join(root, page)
+        _, body = page_meta.read_page(full)
+        h1, definition, secs = sections(body)
+        if not h1 or not re.match(r"What (is|are) .+\?$", h1):
+            problems.append(f"{page}: the title must be the term as a question (# What is ...?), not {h1!r}")
+        if len(definition) != 1 or not definition[0].strip().endswith("."):
+            problems.append(f"{page}: the definition must be one paragraph (one sentence) right under the title")
+        names_found = [s for s, _ in secs]
+        if names_found != SECTIONS:
+            problems.append(f"{page}: sections {names_found} are not the seed's sections in order {SECTIONS}")
+        sec = dict(secs)
+        measured = sec.get("Measured", "")
+        cited = EVIDENCE.findall(measured)
+        for path in cited:
+            if not os.path.exists(os.path.join(root, path)):
+                problems.append(f"{page}: Measured cites {path}, which does not exist")
+        if not cited and not NO_MEASUREMENT.search(measured):
+            problems.append(f"{page}: Measured cites no evidence/gpu/ file and does not say "
+                            "'No measurement of its own: see chapter N'")
+        for label, target in list_links(sec.get("Related terms", "")):
+            if target == os.path.basename(page):
+                problems.append(f"{page}: Related terms lists the page itself")
+        if not list_links(sec.get("Related terms", "")):
+            problems.append(f"{page}: Related terms links no other term")
+        where = [t for _, t in list_links(sec.get("Where you meet this", ""))]
+        if not where:
+            problems.append(f"{page}: 'Where you meet this' lists no chapter")
+        for target in where:
+            chapter = os.path.normpath(os.path.join(os.path.dirname(full), target.split("#")[0]))
+            crel = os.path.relpath(chapter, root)
+            if not os.path.isfile(chapter):
+                problems.append(f"{page}: 'Where you meet this' lists {crel}, which does not exist")
+                continue
+            with open(chapter, encoding="utf-8") as f:
+                ctext = f.read()
+            if not mentions(ctext, [n for n in names if n]):
+                problems.append(f"{page}: 'Where you meet this' lists {crel}, which never mentions "
+                                f"{' or '.join(repr(n) for n in names if n)}")
+            elif page not in linked.get(crel, set()):
+                problems.append(f"{page}: 'Where you meet this' lists {crel}, which does not link the term's first "
+                                f"use to {os.path.basename(page)}")
+        sources = [l for l in sec.get("Sources", "").split("\n- ") if l.strip()]
+        if not sources:
+            problems.append(f"{page}: Sources lists nothing")
+        for s in sources:
+            if "http" not in s or not CHECKED.search(re.sub(r"\s+", " ", s)):
+                problems.append(f"{page}: the source {s.strip()[:70]!r}... needs its address and "
+                                "'(checked YYYY-MM-DD against torch X.Y.Z)'")
+        if page_meta.BYLINE_MARK not in sec.get("Byline", ""):
+            problems.append(f"{page}: the Byline section lacks the {page_meta.BYLINE_MARK} mark it is rendered at")
+        if not any(n.lower() in abbrs for n in names if n):
+            problems.append(f"{page}: no hover definition for {names[0]!r} in chapters/glossary/abbreviations.md")
+    if not terms:
+        problems.append("no glossary term page found under chapters/glossary/")
+    return problems, len(terms)
+
+
+def main_check():
+    problems, n = check()
+    for p in problems:
+        print("FAIL:", p)
+    print(f"site/glossary: {n} term pages, their links from the chapters and their front matter checked, "
+          f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+# (what is planted, file, old text, new text, what the report must contain)
+PLANTED = [
+    ("a dangling term link in a chapter", "chapters/01_custom_op.md",
+     "# 1. What a custom operator is\n", "# 1. What a custom operator is\n\nSee [the table](glossary/no-such-term.md).\n",
+     ["chapters/01_custom_op.md", "glossary/no-such-term.md", "no glossary page"]),
+    ("a 'Where you meet this' chapter that never uses the term", "chapters/glossary/negative-control.md",
+     "## Sources", "- [Chapter 9, Portability](../09_portability.md): not there.\n\n## Sources",
+     ["negative-control.md", "chapters/09_portability.md", "never mentions"]),
+    ("a chapter listed under 'Where you meet this' that does not link the term", "chapters/06_autograd.md",
+     "[negative control](glossary/negative-control.md)", "negative control",
+     ["negative-control.md", "chapters/06_autograd.md", "does not link"]),
+    ("a section of the seed renamed", "chapters/glossary/opcheck.md",
+     "## Why it matters", "## Why this matters",
+     ["opcheck.md", "not the seed's sections in order"]),
+    ("two sections out of order (Sources before Where you meet this)", "chapters/glossary/opcheck.md",
+     "## Where you meet this", "## Sources\n\n- moved up\n\n## Where you meet this",
+     ["opcheck.md", "not the seed's sections in order"]),
+    ("a Measured section citing a log that does not exist", "chapters/glossary/gradcheck.md",
+     "evidence/gpu/2026-12-03-all-solutions-2/main.log", "evidence/gpu/2026-12-03-all-solutions-2/no-such.log",
+     ["gradcheck.md", "no-such.log", "does not exist"]),
+    ("front matter with a bad field value", "chapters/glossary/dispatcher.md",
+     "reviewers: pending\n", "reviewers: pendng\n",
+     ["chapters/glossary/dispatcher.md", "'reviewers'"]),
+    ("front matter with a field the schema does not know", "chapters/glossary/schema.md",
+     "written_on: pending\n", "written_on: pending\nreviewed: yes\n",
+     ["chapters/glossary/schema.md", "'reviewed'"]),
+]
+
+
+def copy_course(tmp):
+    for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence"):
+        src = os.path.join(COURSE_ROOT, name)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
+
+
+def plant(tmp, path, old, new):
+    full = os.path.join(tmp, path)
+    with open(full, encoding="utf-8") as f:
+        text = f.read()
+    assert old in text, f"the planted case expects {old!r} in {path}: the page has changed, update PLANTED"
+    with open(full, "w", encoding="utf-8") as f:
+        f.write(text.replace(old, new, 1))
+    return text
+
+
+def main_catches():
+    missed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_course(tmp)
+        base, _ = check(tmp)
+        if base:
+            missed.append(f"the unmodified copy already fails the check: {base}")
+        for what, path, old, new, expected in PLANTED:
+            original = plant(tmp, path, old, new)
+            found, _ = check(tmp)
+            hit = [p for p in found if all(e in p for e in expected)]
+            if hit:
+                print(f"caught: {what}: {hit[0]}")
+            else:
+                missed.append(f"not caught: {what} (expected a problem containing {expected}, got {found})")
+            if path.endswith("dispatcher.md") and hit:
+                # the same violation stops the strict build, naming the page and the field
+                status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+                if status == 0 or "glossary/dispatcher.md" not in output or "'reviewers'" not in output:
+                    missed.append(f"the strict build did not stop on {what}, naming page and field "
+                                  f"(exit {status}):\n{output[-2000:]}")
+                else:
+                    line = next(l for l in output.splitlines() if "'reviewers'" in l)
+                    print(f"caught by the strict build too: {what}: {line.strip()}")
+            with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
+                f.write(original)
+    for m in missed:
+        print("FAIL:", m)
+    print(f"site/glossary_catches: {len(PLANTED)} planted breakages, {len(missed)} problem(s)")
+    return 1 if missed else 0
+
+
+def run_publish_check(root):
+    proc = subprocess.run([sys.executable, os.path.join(COURSE_ROOT, "site_tools", "publish_check.py"), "--root", root],
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def main_publish_refuses():
+    problems = []
+    status, output = run_publish_check(COURSE_ROOT)
+    print(output)
+    if status != 1:
+        problems.append(f"publish_check.py exited {status}, expected 1 (it must refuse while reviewers are pending)")
+    if "chapters/glossary/opcheck.md" not in output or "reviewers: pending" not in output:
+        problems.append("publish_check.py's refusal does not name a pending page and its reason")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_course(tmp)
+        # a placeholder signature, only in this temporary copy: the signed page must drop out of the refusal
+        plant(tmp, "chapters/glossary/opcheck.md",
+              "authors: pending\nreviewers: pending\nwritten_on: pending\nlast_checked_on: pending\n",
+              "authors: [an author]\nreviewers: [a reviewer]\nwritten_on: 2026-12-04\nlast_checked_on: 2026-12-04\n")
+        status, output = run_publish_check(tmp)
+        if "chapters/glossary/opcheck.md" in output:
+            problems.append(f"a signed page is still refused:\n{output}")
+        if status != 1 or "chapters/glossary/gradcheck.md" not in output:
+            problems.append(f"with one page signed, the others must still be refused:\n{output}")
+    for p in problems:
+        print("FAIL:", p)
+    print(f"site/publish_refuses: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else "check"
+    sys.exit({"check": main_check, "catches": main_catches, "publish_refuses": main_publish_refuses}[mode]())
