@@ -41,7 +41,8 @@ from .exercises import exercise_ids, load_exercise, resolve_exercise
 from .judge import judge_path, load_toolchain, run_judge
 
 MUTANTS_DIR = ROOT / "autograder" / "mutants"
-sys.path.insert(0, str(ROOT / "autograder" / "tests"))
+# beside this package in the course's own tree (ROOT may be a student's copy, which has no autograder/tests)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "autograder" / "tests"))
 import planted_cases  # noqa: E402  (the one module that turns a patch over a reference into a submission)
 
 STATUSES = ("killed", "timed out", "survived", "equivalent", "stillborn", "not judged", "error")

@@ -11,6 +11,14 @@ from pathlib import Path
 
 from clitest import SOURCE, expect, run, temp_dir
 
+sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
+import course_metadata  # noqa: E402
+
+# 02_schema's figures, from its metadata: every check is one Gradescope test
+SCHEMA = course_metadata.load("02_schema")
+SCHEMA_MAX = course_metadata.max_points(SCHEMA)
+SCHEMA_TESTS = len(SCHEMA["checks"])
+
 build = Path(sys.argv[1])
 # a fixed folder, so the judge's compile lines (which name it) are the same each run and ccache hits
 tmp = build / "gradescope-test"
@@ -63,17 +71,18 @@ try:
         print(r.stdout + r.stderr)
         expect(r.returncode == 0, "run_autograder exits 0 (the score is in results.json)")
         res = json.loads((root / "results" / "results.json").read_text())
-        expect(res["extra_data"]["max_score"] == 8 and len(res["tests"]) == 5, "results.json: max_score (in extra_data) and one test per check")
+        expect(res["extra_data"]["max_score"] == SCHEMA_MAX and len(res["tests"]) == SCHEMA_TESTS,
+               f"results.json: max_score {SCHEMA_MAX:g} (in extra_data) and one test per check ({SCHEMA_TESTS})")
         for t in res["tests"]:
             expect({"name", "score", "max_score", "status", "output", "visibility"} <= t.keys(), f"test fields: {t}")
         expect(abs(sum(t["score"] for t in res["tests"]) - res["score"]) < 1e-9, "score = sum of the tests")
         return res
 
     res = grade(SOURCE / "solutions" / "02_schema", "flat")
-    expect(res["score"] == 8 and all(t["status"] == "passed" for t in res["tests"]), "the solution: full marks")
+    expect(res["score"] == SCHEMA_MAX and all(t["status"] == "passed" for t in res["tests"]), "the solution: full marks")
     expect(res["tests"][0]["name"].startswith("build"), "test names are the judge's check names")
     res = grade(SOURCE / "exercises" / "02_schema", "nested")
-    expect(res["score"] < 8 and any(t["status"] == "failed" for t in res["tests"]), "the stub: failed tests")
+    expect(res["score"] < SCHEMA_MAX and any(t["status"] == "failed" for t in res["tests"]), "the stub: failed tests")
     res = grade(SOURCE / "solutions" / "02_schema", "linked")
     expect(res["score"] == 0, "an upload whose folder is a link to the solution scores 0")
     print("ok: gradescope layout")
