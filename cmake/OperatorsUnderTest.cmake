@@ -41,6 +41,7 @@ if(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autog
     "exit_on_invalid|mm16_cpu.cpp|03_cpu/exit_on_invalid|cpu"
     "missing_fake|mm16_meta.cpp|05_fake/fake_missing|cpu"
     "wrong_backward|mm16_autograd.cpp|06_autograd/backward_2x|cpu"
+    "wrong_dtype|mm16_cpu.cpp|03_cpu/wrong_dtype|cpu"
     "default_stream|mm16_kernel.cu|04_cuda/default_stream|cuda"
     "wrong_device|mm16_cuda.cpp|04_cuda/output_on_cpu|cuda")
   # Every source path compiled into an operator under test reads mm16/FILE, whichever folder it came from.
