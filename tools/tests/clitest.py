@@ -18,6 +18,13 @@ def run(args, env=None, cwd=None, timeout=900, input=None):
     return r.returncode, out
 
 
+def max_points(exercise: str) -> int:
+    """An exercise's full marks, from its metadata (the one source of its checks and points)."""
+    sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
+    import course_metadata
+    return int(course_metadata.max_points(course_metadata.load(exercise)))
+
+
 def expect(cond, msg):
     if not cond:
         print(f"FAILED: {msg}")

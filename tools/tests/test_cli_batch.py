@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import jsonschema
-from clitest import SOURCE, expect, run, temp_dir
+from clitest import SOURCE, expect, max_points, run, temp_dir
 
 sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
 import course_metadata  # noqa: E402
@@ -53,13 +53,14 @@ try:
         expect(by[st]["02_schema"] == "0", f"{st}: a link to the solutions scores 0")
         fb = (out / "students" / st / "feedback.md").read_text()
         expect("symbolic link" in fb, f"{st}: the feedback says the folder is a link")
-    expect(by["alice"]["02_schema"] == "8" and by["alice"]["total"] == "8" and by["alice"]["max"] == "8",
+    FULL = str(max_points("02_schema"))
+    expect(by["alice"]["02_schema"] == FULL and by["alice"]["total"] == FULL and by["alice"]["max"] == FULL,
            "the reference solution gets full marks")
-    expect(float(by["bob"]["02_schema"]) < 8, "the stub does not")
+    expect(float(by["bob"]["02_schema"]) < float(FULL), "the stub does not")
     expect(by["carol"]["02_schema"] == "0", "no submission scores 0")
     for st in ("alice", "bob", "carol", "mallory", "trudy", "victor"):
         res = json.loads((out / "students" / st / "results.json").read_text())
-        expect({"score", "tests"} <= res.keys() and res["extra_data"]["max_score"] == 8, f"{st}: Gradescope results")
+        expect({"score", "tests"} <= res.keys() and res["extra_data"]["max_score"] == max_points("02_schema"), f"{st}: Gradescope results")
         errors = list(GRADESCOPE.iter_errors(res))
         expect(not errors, f"{st}: results.json in Gradescope's format ({errors[0].message if errors else 'valid'})")
         expect(all({"name", "score", "max_score", "status"} <= t.keys() for t in res["tests"]) and res["tests"],

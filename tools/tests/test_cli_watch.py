@@ -7,7 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from clitest import CLI, SOURCE, expect, temp_dir
+from clitest import CLI, SOURCE, expect, max_points, temp_dir
+
+FULL = max_points("02_schema")
 
 build = Path(sys.argv[1])
 tmp = temp_dir("watch")
@@ -29,7 +31,7 @@ try:
     expect(proc.returncode == 0, "the reference solution passes: watch exits 0")
     expect("changed: mm16_schema.cpp" in out, "watch names the changed file")
     expect("compiling mm16_schema.cpp" in out, "watch shows the build's progress")
-    expect("score 8/8" in out and "graded in" in out, "then the judge's table")
+    expect(f"score {FULL}/{FULL}" in out and "graded in" in out, "then the judge's table")
     expect((tmp / "grade" / "rows.json").is_file(), "the grade lands in --out")
 
     # --max-iterations bounds a watch that grades at start
@@ -37,7 +39,7 @@ try:
             "--max-iterations", "1"]
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     print(r.stdout + r.stderr)
-    expect(r.returncode == 0 and "score 8/8" in r.stdout, "an initial grade, then --max-iterations 1 stops")
+    expect(r.returncode == 0 and f"score {FULL}/{FULL}" in r.stdout, "an initial grade, then --max-iterations 1 stops")
 
     # a save that breaks the build: what watch prints for it leads with the first compiler error (file:line:column)
     lines = (sub / "mm16_schema.cpp").read_text().count("\n")
