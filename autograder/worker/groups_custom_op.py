@@ -35,9 +35,11 @@ def group_scale_add(request, inputs):
     op = _scale_add()
     alpha = float(request["args"]["alpha"])
     calls, tensors = {}, {}
-    for name, x in (("plain", inputs["x"]), ("transposed", inputs["xt"].t())):
-        calls[name], out = _call(op, x, inputs["y"], alpha)
+    for name, x, y in (("plain", inputs["x"], inputs["y"]), ("transposed", inputs["xt"].t(), inputs["y"]),
+                       ("y_transposed", inputs["x"], inputs["yt"].t())):
+        calls[name], out = _call(op, x, y, alpha)
         calls[name]["x_is_contiguous"] = x.is_contiguous()
+        calls[name]["y_is_contiguous"] = y.is_contiguous()
         if out is not None:
             tensors[name] = out
     return {"calls": calls}, tensors
@@ -50,6 +52,8 @@ def group_contract(request, inputs):
     calls = {
         "shape_mismatch": _call(op, x, y.reshape(y.shape[1], y.shape[0]), 1.0)[0],
         "float64": _call(op, x.double(), y.double(), 1.0)[0],
+        # the Meta kernel (what torch.compile traces with) must refuse what the CPU kernel refuses
+        "shape_mismatch_meta": _call(op, x.to("meta"), y.reshape(y.shape[1], y.shape[0]).to("meta"), 1.0)[0],
     }
     return {"calls": calls, "survived": True}, {}
 

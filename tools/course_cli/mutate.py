@@ -152,7 +152,7 @@ _PUNCT = sorted("""<<< >>> <<= >>= ... ->* :: -> ++ -- << >> <= >= == != && || +
 _CPP_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "alignof", "decltype", "static_assert",
                  "new", "delete", "throw", "else", "do", "case"}
 # macros whose arguments after the first only word the error message
-_MESSAGE_MACROS = re.compile(r"^(TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|TORCH_WARN\w*|AT_ASSERT\w*)$")
+_MESSAGE_MACROS = re.compile(r"^(TORCH_CHECK\w*|TORCH_SYM_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|TORCH_WARN\w*|AT_ASSERT\w*)$")
 _TENSOR_METHODS = {"contiguous", "t", "to", "double", "float", "half", "clone", "detach", "cpu", "cuda", "zero_",
                    "requires_grad_", "expect_contiguous"}
 
