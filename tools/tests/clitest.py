@@ -18,11 +18,21 @@ def run(args, env=None, cwd=None, timeout=900, input=None):
     return r.returncode, out
 
 
-def max_points(exercise: str) -> int:
-    """An exercise's full marks, from its metadata (the one source of its checks and points)."""
-    sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
+def _course_metadata():
+    if str(SOURCE / "autograder" / "metadata") not in sys.path:
+        sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
     import course_metadata
-    return int(course_metadata.max_points(course_metadata.load(exercise)))
+    return course_metadata
+
+
+def metadata(exercise: str) -> dict:
+    """An exercise's metadata, its checks resolved (the one source of its checks and points)."""
+    return _course_metadata().load(exercise)
+
+
+def max_points(exercise: str) -> int:
+    """An exercise's full marks, from its metadata."""
+    return int(_course_metadata().max_points(metadata(exercise)))
 
 
 def expect(cond, msg):

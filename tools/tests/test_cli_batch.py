@@ -11,15 +11,11 @@ import time
 from pathlib import Path
 
 import jsonschema
-from clitest import SOURCE, expect, max_points, run, temp_dir
-
-sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
-import course_metadata  # noqa: E402
+from clitest import SOURCE, expect, max_points, metadata, run, temp_dir
 
 # 04_cuda's points, from its metadata: those of the rows that need a CUDA device, and the rest
-CUDA_META = course_metadata.load("04_cuda")
-CUDA_TOTAL = int(course_metadata.max_points(CUDA_META))
-NEEDS_GPU = int(sum(c["points"] for c in CUDA_META["checks"] if c["cuda"]))
+CUDA_TOTAL = max_points("04_cuda")
+NEEDS_GPU = int(sum(c["points"] for c in metadata("04_cuda")["checks"] if c["cuda"]))
 HERE = CUDA_TOTAL - NEEDS_GPU
 
 GRADESCOPE = jsonschema.Draft202012Validator(

@@ -9,15 +9,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-from clitest import SOURCE, expect, run, temp_dir
-
-sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
-import course_metadata  # noqa: E402
+from clitest import SOURCE, expect, max_points, metadata, run, temp_dir
 
 # 02_schema's figures, from its metadata: every check is one Gradescope test
-SCHEMA = course_metadata.load("02_schema")
-SCHEMA_MAX = course_metadata.max_points(SCHEMA)
-SCHEMA_TESTS = len(SCHEMA["checks"])
+SCHEMA_MAX = max_points("02_schema")
+SCHEMA_TESTS = len(metadata("02_schema")["checks"])
 
 build = Path(sys.argv[1])
 # a fixed folder, so the judge's compile lines (which name it) are the same each run and ccache hits
