@@ -1,9 +1,12 @@
 // The judge's model of one grading run: the exercise's metadata (from the course, never from the submission),
 // the submission's build, the worker groups that ran it, and the rows (one per check) with their verdicts.
 #pragma once
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include "json.hpp"
+#include <future>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -113,11 +116,17 @@ class Session {
                              const std::map<std::string, Tensor>& inputs = {}, const std::string& variant = "default");
   // Asked of torch in a process that never loads the submission, so a submission cannot hide the GPU.
   bool cuda_available();
+  // The grade is over: the worker server goes, with everything of its uid.
+  void finish();
   int cuda_device_count();
   std::string cuda_device_name();
 
   std::vector<Row> rows;  // in the order the checks ran
   Row* current = nullptr;
+  // Where the grade's time went (rows.json "timeline", read by `course bench --breakdown`): one entry per compile,
+  // link, worker run and CUDA probe, {"what", "start" (s since init), "seconds", ...}. For measuring, never verdicts.
+  json timeline = json::array();
+  void record_time(const std::string& what, std::chrono::steady_clock::time_point from, json extra = json::object());
   // Set when the judge's own checking process died (main.cpp): one line, shown in every report.
   std::string grader_crash;
 
@@ -125,6 +134,21 @@ class Session {
   std::map<std::string, BuildResult> builds_;
   std::map<std::string, GroupResult> groups_;
   std::optional<json> cuda_probe_;
+  std::future<ProcessResult> cuda_probe_run_;  // started with the default build, when the exercise has CUDA rows
+  std::chrono::steady_clock::time_point cuda_probe_started_;
+  void start_cuda_probe();
+  // The worker server of this grade (worker_server.py, Sandbox::start_server): started when the default build starts
+  // (its torch import overlaps the compile), used by every group it can serve (see group()).
+  std::unique_ptr<ServerProcess> server_;
+  std::vector<fs::path> server_mounts_;
+  int server_starts_ = 0, server_seq_ = 0;
+  bool server_off_ = false;
+  std::string server_note_;  // why the last group did not run on the server (the bench's breakdown prints it)  // this machine, this grade or COURSE_WORKER_SERVER=off: every group in a fresh sandbox
+  void start_server(const fs::path& build_dir);
+  // Runs one request through the server; false (nothing decided) when the server could not answer it.
+  bool run_on_server(GroupResult& g, const fs::path& dir, double timeout_s,
+                     const std::map<std::string, std::string>& env);
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string gpu_stopped_;  // why later GPU runs are not started (an earlier one timed out)
 };
 

@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
     ctx.applyCommandLine(static_cast<int>(doctest_args.size()), doctest_args.data());
     ctx.setOption("no-breaks", true);
     ctx.run();
+    session.finish();
     auto rows = final_rows(session);
     write_reports(session, rows, seconds(), color);
     std::exit(summarize(rows).failed > 0 ? 1 : 0);

@@ -33,6 +33,28 @@ std::string ProcessResult::describe() const {
 }
 
 namespace {
+// A command line and environment in execve's form, made before fork (the child then allocates nothing).
+struct Exec {
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp, argv;
+  explicit Exec(const ProcessSpec& spec) {
+    for (auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
+    for (auto& s : env_strings) envp.push_back(const_cast<char*>(s.c_str()));
+    envp.push_back(nullptr);
+    for (auto& s : spec.argv) argv.push_back(const_cast<char*>(s.c_str()));
+    argv.push_back(nullptr);
+  }
+  // In the child: becomes the command, or exits 127 saying why it could not.
+  [[noreturn]] void run(const std::string& cwd) const {
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
+    execve(argv[0], argv.data(), envp.data());
+    const char* what = strerror(errno);
+    for (const char* part : {"judge: cannot execute ", static_cast<const char*>(argv[0]), ": ", what, "\n"})
+      (void)!write(2, part, strlen(part));
+    _exit(127);
+  }
+};
+
 void append_capped(std::string& dst, const char* buf, std::size_t n, std::size_t cap, bool& truncated) {
   if (dst.size() >= cap) {
     truncated = truncated || n > 0;
@@ -50,13 +72,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return r;
 
-  std::vector<std::string> env_strings;
-  for (auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(const_cast<char*>(s.c_str()));
-  envp.push_back(nullptr);
-  for (auto& s : spec.argv) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
+  const Exec exec(spec);  // built before fork: the child only makes system calls
 
   auto start = clock::now();
   pid_t pid = fork();
@@ -67,11 +83,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     dup2(devnull, 0);
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) _exit(127);
-    execve(argv[0], argv.data(), envp.data());
-    std::string msg = std::string("judge: cannot execute ") + argv[0] + ": " + strerror(errno) + "\n";
-    (void)!write(2, msg.data(), msg.size());
-    _exit(127);
+    exec.run(spec.cwd);
   }
   setpgid(pid, pid);  // also here, so killpg works even if the child has not run yet
   r.started = true;
@@ -140,6 +152,168 @@ ProcessResult run_process(const ProcessSpec& spec) {
     r.term_signal = WTERMSIG(status);
   }
   return r;
+}
+
+namespace {
+// A pipe whose ends sit at fds >= 10, close-on-exec: dup2 onto 0-3 in a child never overwrites another of them.
+bool high_pipe(int fds[2]) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return false;
+  for (int i = 0; i < 2; ++i) {
+    fds[i] = fcntl(p[i], F_DUPFD_CLOEXEC, 10);
+    close(p[i]);
+  }
+  return fds[0] >= 0 && fds[1] >= 0;
+}
+}  // namespace
+
+bool ServerProcess::start(const ProcessSpec& spec) {
+  stop();
+  int in[2], out[2], err[2], control[2];
+  if (!high_pipe(in) || !high_pipe(out) || !high_pipe(err) || !high_pipe(control)) return false;
+  const Exec exec(spec);  // built before fork: the child only makes system calls
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    dup2(control[1], 3);
+    exec.run(spec.cwd);
+  }
+  setpgid(pid, pid);
+  pid_ = pid;
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  close(control[1]);
+  in_ = in[1];
+  out_ = out[0];
+  err_ = err[0];
+  control_ = control[0];
+  for (int fd : {out_, err_, control_}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  signal(SIGPIPE, SIG_IGN);  // a server that died mid-request: write() says EPIPE instead of killing the judge
+  ready_ = false;
+  ready_timeout_s_ = spec.timeout_s;
+  return true;
+}
+
+bool ServerProcess::read_line(double timeout_s, std::string& line, ProcessResult* r, std::size_t output_cap) {
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
+  char buf[65536];
+  auto drain = [&](int fd, std::string& dst, bool& truncated) {  // false once the pipe has closed
+    while (true) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        if (r) append_capped(dst, buf, n, output_cap, truncated);
+        continue;
+      }
+      return !(n == 0 || (errno != EAGAIN && errno != EINTR));
+    }
+  };
+  std::string scratch_out, scratch_err;
+  bool t1 = false, t2 = false;
+  while (true) {
+    auto nl = control_buf_.find('\n');
+    if (nl != std::string::npos) {
+      line = control_buf_.substr(0, nl);
+      control_buf_.erase(0, nl + 1);
+      // everyone who wrote the output is gone once the answer came: what they wrote is in the pipes now
+      if (r) {
+        drain(out_, r->out, r->out_truncated);
+        drain(err_, r->err, r->err_truncated);
+      }
+      return true;
+    }
+    if (clock::now() >= deadline) return false;
+    pollfd fds[3] = {{control_, POLLIN, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
+    if (poll(fds, 3, 50) < 0 && errno != EINTR) return false;
+    if (fds[1].revents) drain(out_, r ? r->out : scratch_out, r ? r->out_truncated : t1);
+    if (fds[2].revents) drain(err_, r ? r->err : scratch_err, r ? r->err_truncated : t2);
+    if (fds[0].revents) {
+      while (true) {
+        ssize_t n = read(control_, buf, sizeof buf);
+        if (n > 0) {
+          if (control_buf_.size() < 4096) control_buf_.append(buf, static_cast<std::size_t>(n));
+          continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          if (control_buf_.find('\n') != std::string::npos) break;
+          return false;  // the server ended
+        }
+        break;
+      }
+    }
+  }
+}
+
+ProcessResult ServerProcess::request(const std::string& line, double timeout_s, std::size_t output_cap,
+                                     std::string& answer) {
+  using clock = std::chrono::steady_clock;
+  ProcessResult r;
+  answer.clear();
+  if (pid_ > 0 && !ready_) {  // what it printed while importing is nobody's output
+    std::string line;
+    ProcessResult before;
+    ready_ = read_line(ready_timeout_s_, line, &before, 4096) && line == "ready";
+    if (!ready_) stop();
+  }
+  if (pid_ <= 0) return r;
+  auto start = clock::now();
+  std::string msg = line + "\n";
+  const char* p = msg.data();
+  std::size_t left = msg.size();
+  while (left > 0) {
+    ssize_t n = write(in_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      stop();
+      return r;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  r.started = true;
+  r.pid = pid_;
+  bool answered = read_line(timeout_s, answer, &r, output_cap);
+  r.seconds = std::chrono::duration<double>(clock::now() - start).count();
+  if (!answered) {
+    r.timed_out = clock::now() - start >= std::chrono::duration<double>(timeout_s);
+    answer.clear();
+    stop();
+  }
+  return r;
+}
+
+void ServerProcess::stop(double grace_s) {
+  if (pid_ > 0) {
+    if (in_ >= 0) {
+      close(in_);
+      in_ = -1;
+    }
+    int status = 0;
+    bool ended = false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+    while (!ended && std::chrono::steady_clock::now() < deadline) {
+      ended = waitpid(pid_, &status, WNOHANG) == pid_;
+      if (!ended) usleep(2000);
+    }
+    if (!ended) {
+      killpg(pid_, SIGKILL);
+      kill(pid_, SIGKILL);
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  pid_ = -1;
+  for (int* fd : {&in_, &out_, &err_, &control_})
+    if (*fd >= 0) {
+      close(*fd);
+      *fd = -1;
+    }
+  control_buf_.clear();
 }
 
 }  // namespace judge

@@ -35,3 +35,39 @@ ProcessResult run_process(const ProcessSpec& spec);
 std::map<std::string, std::string> current_environment();
 
 }  // namespace judge
+
+namespace judge {
+
+// A long-lived child that runs one request at a time (the worker server, autograder/worker/worker_server.py): a
+// request is a line on its stdin, answered by one line on fd 3; what it prints to stdout and stderr between a request
+// and its answer is that request's output. The child leads its own process group, killed by stop() or the destructor.
+class ServerProcess {
+ public:
+  ServerProcess() = default;
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess() { stop(); }
+
+  // Starts `spec.argv` and returns at once (it may take seconds to be ready: the first request waits for its "ready"
+  // line, at most spec.timeout_s); false if it could not be started.
+  bool start(const ProcessSpec& spec);
+  // Sends `line` and waits up to `timeout_s` for the answer, read into `answer`. The result holds the output in
+  // between (capped as run_process caps it) and the seconds; timed_out when no answer came in time (the server is
+  // then stopped). `answer` is empty and the server stopped when it ended (or never became ready) without
+  // answering; `started` is false then if the request never reached it.
+  ProcessResult request(const std::string& line, double timeout_s, std::size_t output_cap, std::string& answer);
+  bool running() const { return pid_ > 0; }
+  // Closes its stdin and gives it `grace_s` to end by itself (a server's way out), then kills its process group.
+  void stop(double grace_s = 0);
+
+ private:
+  int pid_ = -1, in_ = -1, out_ = -1, err_ = -1, control_ = -1;
+  bool ready_ = false;
+  double ready_timeout_s_ = 0;
+  std::string control_buf_;
+  // Reads until a whole line arrives on the control pipe, the deadline passes (false) or it closes (false);
+  // output arriving meanwhile is appended to r (when given).
+  bool read_line(double timeout_s, std::string& line, ProcessResult* r, std::size_t output_cap);
+};
+
+}  // namespace judge

@@ -260,7 +260,9 @@ void write_reports(const Session& s, const std::vector<Row>& rows, double second
   std::ofstream(s.cfg.out_dir / "results.json") << render_gradescope(s, rows, sum, seconds);
   // rows.json last, atomically: its "final" marks a grade whose every report is written
   fs::path tmp = s.cfg.out_dir / "rows.json.final";
-  std::ofstream(tmp) << render_rows_json(s, rows, sum, rows_extra);
+  json extra = rows_extra;
+  extra["seconds"] = seconds;
+  std::ofstream(tmp) << render_rows_json(s, rows, sum, extra);
   fs::rename(tmp, s.cfg.out_dir / "rows.json");
 }
 
@@ -402,9 +404,11 @@ std::string render_rows_json(const Session& s, const std::vector<Row>& rows, con
   out["require_cuda"] = s.cfg.require_cuda;
   out["protections"] = Sandbox::get().protections_json();
   out["sandbox_uid"] = Sandbox::get().uid();
+  out["worker_server_uid"] = Sandbox::get().server_uid();
   struct rusage self {};
   getrusage(RUSAGE_SELF, &self);  // the judge's own peak memory, not its workers' (a hostile answer must not grow it)
   out["judge_peak_rss_mb"] = static_cast<double>(self.ru_maxrss) / 1024.0;
+  out["timeline"] = s.timeline;
   out["final"] = true;
   out["grader_crash"] = nullptr;
   for (auto& [k, v] : extra.items()) out[k] = v;

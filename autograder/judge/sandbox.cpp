@@ -108,7 +108,8 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   const bool root = geteuid() == 0;
   setpriv_ = find_tool("setpriv");
   prlimit_ = find_tool("prlimit");
-  uid_ = static_cast<int>(env_number("COURSE_SANDBOX_UID", 1000000ull + static_cast<unsigned>(getpid())));
+  // Two uids per judge (run()'s and its worker server's): twice the pid, so no two judges' uids meet.
+  uid_ = static_cast<int>(env_number("COURSE_SANDBOX_UID", 1000000ull + 2ull * static_cast<unsigned>(getpid())));
 
   // --- what the sandboxed processes may read: the system and the toolchain, never the course's secrets ---------
   std::vector<fs::path> wanted;
@@ -258,10 +259,12 @@ json Sandbox::protections_json() const {
 
 std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::path& scratch,
                                           const std::vector<fs::path>& read_only,
-                                          const fs::path& compiler_cache) const {
+                                          const fs::path& compiler_cache, int uid, bool as_init) const {
+  if (uid < 0) uid = uid_;
   std::vector<std::string> argv;
   if (use_bwrap_) {
     argv = {bwrap_, "--die-with-parent", "--new-session"};
+    if (as_init) argv.push_back("--as-pid-1");
     if (geteuid() == 0)
       argv.insert(argv.end(), {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                                "--unshare-cgroup-try"});
@@ -307,7 +310,7 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     argv.insert(argv.end(), {"--chdir", spec.cwd.empty() ? scratch.string() : spec.cwd, "--"});
   }
   if (drop_uid_)
-    argv.insert(argv.end(), {setpriv_, "--reuid=" + std::to_string(uid_), "--regid=" + std::to_string(uid_),
+    argv.insert(argv.end(), {setpriv_, "--reuid=" + std::to_string(uid), "--regid=" + std::to_string(uid),
                              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"});
   if (limits_) {
     argv.push_back(prlimit_);
@@ -341,31 +344,37 @@ bool any_process_of(int uid) {
 }
 }  // namespace
 
-void Sandbox::sweep_uid() const {
+void Sandbox::sweep_uid(int uid) const {
   if (!drop_uid_) return;
+  if (uid < 0) uid = uid_;
   // kill(-1) reports success while any other process exists at all, so "none left" is read from /proc instead.
   // Until none is left: hundreds of killed processes (a fork bomb) can take a moment to finish dying.
-  for (int round = 0; round < 500 && any_process_of(uid_); ++round) {
+  for (int round = 0; round < 500 && any_process_of(uid); ++round) {
     pid_t pid = fork();
     if (pid == 0) {
-      if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
+      if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
       kill(-1, SIGKILL);
       _exit(0);
     }
     if (pid > 0) waitpid(pid, nullptr, 0);
     usleep(10000);
   }
-  empty_keyrings();  // after every run: nothing of it is left for the next one, of any exercise
+  empty_keyrings_of(uid);  // after every run: nothing of it is left for the next one, of any exercise
 }
 
 // Keyrings belong to a uid, not to a process or a mount namespace: a key left by one run could be read by the next,
 // through any sandbox (chapter 7's harness would tell its runs apart by it). Nothing to do when submission code
 // runs as the judge's own uid (those keys are the user's, and the protections list says the uid protection is off).
 void Sandbox::empty_keyrings() const {
+  empty_keyrings_of(uid_);
+  empty_keyrings_of(uid_ + 1);
+}
+
+void Sandbox::empty_keyrings_of(int uid) const {
   if (!drop_uid_) return;
   pid_t pid = fork();
   if (pid == 0) {
-    if (setgroups(0, nullptr) != 0 || setgid(uid_) != 0 || setuid(uid_) != 0) _exit(1);
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
     long persistent = syscall(SYS_keyctl, KEYCTL_GET_PERSISTENT, -1L, static_cast<long>(KEY_SPEC_USER_KEYRING));
     if (persistent > 0) {
       syscall(SYS_keyctl, KEYCTL_CLEAR, persistent);
@@ -382,6 +391,7 @@ void Sandbox::empty_keyrings() const {
 
 void Sandbox::kill_leftovers(const fs::path& work_dir) const {
   sweep_uid();
+  sweep_uid(uid_ + 1);  // the worker server's
   if (work_dir.empty()) return;
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/proc", ec)) {
@@ -408,9 +418,37 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
       for (auto& e : fs::recursive_directory_iterator(own, ec)) lchown(e.path().c_str(), uid_, uid_);
     }
   }
+  spec.env = environment(spec.env, scratch);
+  if (compiler_cache.empty()) spec.env.erase("CCACHE_DIR");
+  else spec.env["CCACHE_DIR"] = compiler_cache.string();
+  spec.argv = command(spec, scratch, read_only, compiler_cache);
+  ProcessResult r = run_process(spec);
+  // bubblewrap reports a child killed by signal N as exit status 128+N: say it as the signal it was.
+  if (use_bwrap_ && r.exited && r.exit_code > 128 && r.exit_code < 128 + 65) {
+    r.exited = false;
+    r.term_signal = r.exit_code - 128;
+  }
+  sweep_uid();
+  remove_odd_files(scratch);  // the judge reads files from here next
+  return r;
+}
+
+void Sandbox::remove_odd_files(const fs::path& folder) {
+  std::error_code ec;
+  std::vector<fs::path> odd;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    auto st = it->symlink_status(ec);
+    if (!fs::is_regular_file(st) && !fs::is_directory(st)) odd.push_back(it->path());
+  }
+  for (auto& p : odd) fs::remove(p, ec);
+}
+
+std::map<std::string, std::string> Sandbox::environment(const std::map<std::string, std::string>& requested,
+                                                        const fs::path& scratch) const {
   // The allowlist, then the caller's settings (allowed names only), then the folders of this run.
   std::map<std::string, std::string> env = submission_environment();
-  for (auto& [k, v] : spec.env)
+  for (auto& [k, v] : requested)
     if (host_variable_allowed(k) || judge_variable_allowed(k)) env[k] = v;
   env["HOME"] = scratch.string();
   // The sandbox uid has no passwd entry: tools that ask for a user name (torch.compile's cache) read these first.
@@ -424,26 +462,36 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
   env["XDG_CACHE_HOME"] = (cache / "xdg").string();
   env["TORCHINDUCTOR_CACHE_DIR"] = (cache / "torchinductor").string();
   env["TRITON_CACHE_DIR"] = (cache / "triton").string();
-  if (compiler_cache.empty()) env.erase("CCACHE_DIR");
-  else env["CCACHE_DIR"] = compiler_cache.string();
-  spec.env = std::move(env);
-  spec.argv = command(spec, scratch, read_only, compiler_cache);
-  ProcessResult r = run_process(spec);
-  // bubblewrap reports a child killed by signal N as exit status 128+N: say it as the signal it was.
-  if (use_bwrap_ && r.exited && r.exit_code > 128 && r.exit_code < 128 + 65) {
-    r.exited = false;
-    r.term_signal = r.exit_code - 128;
-  }
-  sweep_uid();
-  // The judge reads files from here next: only plain files and folders stay (no FIFO to block on, no symlink).
-  std::vector<fs::path> odd;
-  for (auto it = fs::recursive_directory_iterator(scratch, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    auto st = it->symlink_status(ec);
-    if (!fs::is_regular_file(st) && !fs::is_directory(st)) odd.push_back(it->path());
-  }
-  for (auto& p : odd) fs::remove(p, ec);
-  return r;
+  return env;
+}
+
+bool Sandbox::start_server(ServerProcess& server, ProcessSpec spec, const fs::path& live,
+                           const std::vector<fs::path>& read_only) {
+  if (!use_bwrap_ || !drop_uid_) return false;
+  std::error_code ec;
+  fs::create_directories(live, ec);
+  fs::permissions(live, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec, ec);
+  sweep_uid(uid_ + 1);  // a server of an earlier judge with this pid, long gone, left nothing running
+  spec.env = environment(spec.env, live);
+  spec.env.erase("CCACHE_DIR");
+  spec.argv = command(spec, live, read_only, {}, uid_ + 1, true);
+  return server.start(spec);
+}
+
+std::map<std::string, std::string> Sandbox::server_folder(const fs::path& folder,
+                                                          const std::map<std::string, std::string>& env) const {
+  std::error_code ec;
+  lchown(folder.c_str(), uid_ + 1, uid_ + 1);
+  for (auto& e : fs::recursive_directory_iterator(folder, ec)) lchown(e.path().c_str(), uid_ + 1, uid_ + 1);
+  auto out = environment(env, folder);
+  out.erase("CCACHE_DIR");
+  return out;
+}
+
+void Sandbox::stop_server(ServerProcess& server, double grace_s) const {
+  server.stop(grace_s);
+  sweep_uid(uid_ + 1);
 }
 
 }  // namespace judge

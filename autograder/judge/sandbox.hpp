@@ -10,7 +10,8 @@
 // of the grading host's environment reaches submission code.
 //
 // Environment: COURSE_SANDBOX=off  grade without bubblewrap (to test the degraded path on a machine that has it)
-//              COURSE_SANDBOX_UID=N  the uid the sandboxed processes run as (default: 1000000 + the judge's pid)
+//              COURSE_SANDBOX_UID=N  the uid the sandboxed processes run as (default: 1000000 + twice the judge's
+//                                    pid); the worker server's sandbox runs as N + 1
 //              COURSE_SANDBOX_MEMORY_MB=N  RLIMIT_AS of a CPU-only worker (default 8192)
 #pragma once
 #include <filesystem>
@@ -62,6 +63,24 @@ class Sandbox {
                     const std::vector<std::filesystem::path>& read_only = {},
                     const std::filesystem::path& compiler_cache = {});
 
+  // The worker server (worker_server.py) of one grade: a sandbox like run()'s, as a uid of its own (uid() + 1, so the
+  // sweeps after compiles and cold workers never reach it) and as the init of its pid namespace. `live` is the only
+  // writable folder it gets (root's, not writable itself: each request's folder inside it is made the server uid's by
+  // server_folder()). False where this machine lacks bubblewrap or a uid of the sandbox's own: a server could not
+  // keep one group's leftovers from the next, so every group then runs in a fresh sandbox (run()).
+  bool start_server(ServerProcess& server, ProcessSpec spec, const std::filesystem::path& live,
+                    const std::vector<std::filesystem::path>& read_only);
+  // Makes `folder` (inside the server's live folder) the server uid's, and gives the environment a worker in it would
+  // have had from run().
+  std::map<std::string, std::string> server_folder(const std::filesystem::path& folder,
+                                                   const std::map<std::string, std::string>& env) const;
+  // After each request: the server uid's keyrings emptied. Stopping: the server (given `grace_s` to end on its own
+  // once its stdin closes), then every process of its uid.
+  void after_server_request() const { empty_keyrings_of(uid_ + 1); }
+  void stop_server(ServerProcess& server, double grace_s = 0) const;
+  // Removes anything in `folder` that is not a plain file or folder (a FIFO or symlink planted to hang or mislead).
+  static void remove_odd_files(const std::filesystem::path& folder);
+
   const std::vector<Protection>& protections() const { return protections_; }
   bool all_on() const;
   nlohmann::json protections_json() const;
@@ -70,8 +89,9 @@ class Sandbox {
   // the sandbox uid, and of the judge's uid whose working folder is under `work_dir`).
   void kill_leftovers(const std::filesystem::path& work_dir) const;
   int uid() const { return drop_uid_ ? uid_ : -1; }  // -1: submission code runs as the judge's uid
+  int server_uid() const { return drop_uid_ && use_bwrap_ ? uid_ + 1 : -1; }  // the worker server's, if it can run
   // Empties and discards the sandbox uid's kernel keyrings (done after every run; chapter 7 also before its first).
-  void empty_keyrings() const;
+  void empty_keyrings() const;  // of both uids (run()'s and the worker server's)
 
  private:
   bool configured_ = false;
@@ -85,8 +105,12 @@ class Sandbox {
 
   std::vector<std::string> command(const ProcessSpec& spec, const std::filesystem::path& scratch,
                                    const std::vector<std::filesystem::path>& read_only,
-                                   const std::filesystem::path& compiler_cache = {}) const;
-  void sweep_uid() const;
+                                   const std::filesystem::path& compiler_cache = {}, int uid = -1,
+                                   bool as_init = false) const;
+  std::map<std::string, std::string> environment(const std::map<std::string, std::string>& requested,
+                                                 const std::filesystem::path& scratch) const;
+  void sweep_uid(int uid = -1) const;
+  void empty_keyrings_of(int uid) const;
 };
 
 }  // namespace judge

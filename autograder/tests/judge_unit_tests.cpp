@@ -121,6 +121,47 @@ TEST_CASE("exit status and signals are told apart") {
   CHECK(r.describe().find("signal 11") != std::string::npos);
 }
 
+// ---- the server protocol (ServerProcess: worker_server.py's judge side) --------------------------------------------
+namespace {
+// A shell stand-in for the worker server: "ready" on fd 3, then per request line: output on stdout and stderr, the
+// answer on fd 3. "hang" never answers; "quit" ends without answering.
+const char* kShellServer =
+    "echo ready >&3; while read -r line; do case $line in "
+    "hang) sleep 30 ;; quit) exit 0 ;; "
+    "*) echo \"out of $line\"; echo \"err of $line\" >&2; echo \"done $line\" >&3 ;; esac; done";
+}  // namespace
+
+TEST_CASE("a server's requests: each gets its own output and answer") {
+  ServerProcess server;
+  REQUIRE(server.start({{"/bin/sh", "-c", kShellServer}, current_environment(), "", 10, 0}));
+  std::string answer;
+  auto r = server.request("one", 10, 1024, answer);
+  CHECK(answer == "done one");
+  CHECK(r.out == "out of one\n");
+  CHECK(r.err == "err of one\n");
+  r = server.request("two", 10, 1024, answer);
+  CHECK(answer == "done two");
+  CHECK(r.out == "out of two\n");  // nothing of the first request's
+  CHECK(server.running());
+}
+
+TEST_CASE("a server that does not answer in time is stopped; one that ends answers nothing") {
+  ServerProcess server;
+  REQUIRE(server.start({{"/bin/sh", "-c", kShellServer}, current_environment(), "", 10, 0}));
+  std::string answer;
+  auto r = server.request("hang", 0.5, 1024, answer);
+  CHECK(r.timed_out);
+  CHECK(answer.empty());
+  CHECK_FALSE(server.running());
+  REQUIRE(server.start({{"/bin/sh", "-c", kShellServer}, current_environment(), "", 10, 0}));
+  r = server.request("quit", 10, 1024, answer);
+  CHECK_FALSE(r.timed_out);
+  CHECK(answer.empty());
+  CHECK_FALSE(server.running());
+  r = server.request("after", 10, 1024, answer);  // to a stopped server: never sent
+  CHECK_FALSE(r.started);
+}
+
 // ---- the one comparator ---------------------------------------------------------------------------------------
 namespace {
 Tensor t32(std::vector<int64_t> shape, std::vector<double> v) { return Tensor{"F32", std::move(shape), std::move(v)}; }

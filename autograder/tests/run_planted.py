@@ -19,6 +19,9 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
   absent_after         paths (templated) that must not exist after the grade
   settle_s             seconds to wait after the judge returns before the checks (for delayed mischief)
+  worker_server        true: every CPU worker run of the grade ran on the worker server (rows.json "timeline"),
+                       where this machine can run one (a case that tests the server must not pass by falling back
+                       to fresh sandboxes)
   max_output_bytes     bound on the judge's console output
   max_judge_rss_mb     bound on the judge's own peak memory (rows.json's judge_peak_rss_mb)
   golden               a file of the case ("golden.txt"): the build row and the build's block under "What to fix",
@@ -57,7 +60,7 @@ import course_metadata  # noqa: E402
 SKIP = 77
 
 
-def leftover_processes(uid, out):
+def leftover_processes(uids, out):
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == os.getpid():
@@ -74,7 +77,7 @@ def leftover_processes(uid, out):
                 cwd = ""
         except (OSError, StopIteration):
             continue
-        if (uid is not None and puid == uid) or out in cmd or cwd.startswith(out):
+        if puid in uids or out in cmd or cwd.startswith(out):
             found.append(f"pid {pid} uid {puid}: {cmd[:120]}")
     return found
 
@@ -292,14 +295,20 @@ def main():
                 conn.close()
             except BlockingIOError:
                 pass
-        uid = rows_json.get("sandbox_uid")
-        uid = uid if isinstance(uid, int) and uid > 0 else None
-        left = leftover_processes(uid, out)
+        if expected.get("worker_server") and isinstance(rows_json.get("worker_server_uid"), int) \
+                and rows_json["worker_server_uid"] > 0:
+            workers = [t for t in rows_json.get("timeline", []) if "forked" in t]  # the worker runs
+            cold = [f"{t['what']} ({t.get('server', 'not served')})" for t in workers if not t.get("forked")]
+            if not workers or cold:
+                problems.append("expected every worker run on the worker server; not: " + "; ".join(cold or ["none ran"]))
+        uids = {u for u in (rows_json.get("sandbox_uid"), rows_json.get("worker_server_uid"))
+                if isinstance(u, int) and u > 0}  # run()'s sandboxes and the worker server's
+        left = leftover_processes(uids, out)
         for _ in range(20):  # killed processes can take a moment to finish dying
             if not left:
                 break
             time.sleep(0.5)
-            left = leftover_processes(uid, out)
+            left = leftover_processes(uids, out)
         if left:
             problems.append("processes left running after the grade: " + "; ".join(left))
             for entry in left:

@@ -5,10 +5,14 @@ group of probes the judge asked for on the inputs the judge chose, and writes ra
 (facts: schemas, exception types and messages, metadata) and outputs.safetensors (tensors). It decides nothing:
 every verdict is the judge's. Everything here shares a process with the submission, so nothing here is trusted.
 """
-import json
-import os
-import sys
-import traceback
+import time
+
+_STARTED = time.monotonic()  # before torch is imported: the bench's breakdown reports the import's cost
+
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
 
 from groups_common import GROUPS, SubmissionError, load_library  # each groups_*.py module adds its probes
 
@@ -20,14 +24,28 @@ def _register_group_modules():
             __import__(name[:-3])
 
 
-def main():
-    with open(sys.argv[1]) as f:
+def preload():
+    """Imports everything a request needs before submission code runs (the worker server does this once)."""
+    _register_group_modules()
+    import safetensors.torch  # noqa: F401
+
+
+def main(request_path=None, started=None):
+    with open(request_path or sys.argv[1]) as f:
         request = json.load(f)
     out_dir = request["out_dir"]
     response = {"nonce": request["nonce"], "group": request["group"]}
     tensors = {}
+    timing = response["timing"] = {}  # seconds per phase, for `course bench --breakdown` only
+
+    def lap(phase, since=[started or _STARTED]):  # noqa: B006 - the time of the previous lap
+        now = time.monotonic()
+        timing[phase] = round(now - since[0], 4)
+        since[0] = now
+
     try:
         _register_group_modules()
+        lap("import")
         handler = GROUPS.get(request["group"])
         if handler is None:
             raise ValueError(f"unknown group {request['group']!r}")
@@ -36,12 +54,15 @@ def main():
             from safetensors.torch import load_file
 
             inputs = load_file(request["inputs"])
+        lap("inputs")
         if request.get("library"):  # none for a group that loads its own (chapter 7's harness)
             try:
                 load_library(request["library"])
             except Exception as e:  # noqa: BLE001 - reported to the judge as data
                 raise RuntimeError(f"loading the library failed: {type(e).__name__}: {e}") from e
+        lap("load")
         report, tensors = handler(request, inputs)
+        lap("probes")
         response.update(report)
         response["status"] = "ok"
     except Exception as e:  # noqa: BLE001
@@ -56,6 +77,7 @@ def main():
 
         save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()},
                   os.path.join(out_dir, "outputs.safetensors"))
+        lap("outputs")
     tmp = os.path.join(out_dir, "response.json.tmp")
     with open(tmp, "w") as f:
         json.dump(response, f)

@@ -106,6 +106,29 @@ def phase_of(out_dir: Path, meta: dict) -> str:
     return "starting"
 
 
+def decided_rows(out_dir: Path, since: float) -> list[dict]:
+    """The rows a running judge has decided so far (its rows.json, rewritten after every row), in the order they were
+    decided as far as one reading tells; [] before this run's first rows.json (written at or after `since`)."""
+    path = out_dir / "rows.json"
+    try:
+        if path.stat().st_mtime < since:
+            return []
+        progress = json.loads(path.read_text())
+        open_ids = set(progress.get("undecided") or []) | {progress.get("deciding")}
+        return [r for r in progress["rows"] if isinstance(r, dict) and r.get("id") not in open_ids]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []  # mid-rename or unreadable: the next reading
+
+
+def row_line(r: dict, width: int = 110) -> str:
+    """One decided row as watch shows it while the grade runs: verdict, points, id, the start of its detail (one
+    line of at most `width` characters, so a terminal can erase it)."""
+    points = "-" if r.get("status") == "SKIPPED" else f"{r.get('points', 0):g}/{r.get('max_points', 0):g}"
+    detail = "".join(c if c >= " " and c != "\x7f" else "?" for c in str(r.get("detail", "")))
+    line = f"  {r.get('status', '?'):<8} {points:>6}  {r.get('id', '?')}: {detail}"
+    return line if len(line) <= width else line[:width - 3] + "..."
+
+
 def build_error(out: Path | str, since: float = 0.0) -> str:
     """The first compiler error of a grade whose build failed: the build row's detail in its rows.json (written at
     or after the time `since`, so a stale one from an earlier grade is not read); "" when the build passed or there
@@ -130,8 +153,8 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
 
     "stream"    the judge's own output, unchanged (its table, in colour on a terminal), as it prints it
     "progress"  while it runs, one line saying what it is doing (compiling X, running checks ...), rewritten in
-                place on a terminal; then its output and how long it took (`out` is required: the line is read
-                from its work folder)
+                place on a terminal, and once the build has passed each row as it is decided; then its output and
+                how long it took (`out` is required: both are read from its folder)
     "capture"   nothing: its stdout and stderr come back in the JudgeRun
 
     lead_with_build_error ("progress"): when the build failed, its first compiler error is printed before the table
@@ -174,7 +197,20 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
     reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
     reader.start()
     last = ""
-    while proc.poll() is None:
+    shown: list[str] = []  # ids of the rows printed as decided (none while the build has not passed: a failed
+    # build's output leads with its first error)
+    while True:
+        running = proc.poll() is None
+        rows = decided_rows(out, wall_start)
+        build_passed = any(r.get("id") == "build" and r.get("status") == "PASS" for r in rows)
+        fresh = [r for r in rows if r.get("id") not in shown] if build_passed else []
+        if fresh and tty:
+            print("\r" + " " * 78 + "\r", end="")
+        for r in fresh:
+            say(row_line(r, min(110, shutil.get_terminal_size().columns - 1) if tty else 110))
+            shown.append(r.get("id"))
+        if not running:
+            break
         phase = phase_of(out, meta)
         line = f"  {phase} ... {time.monotonic() - t0:4.0f} s"
         if tty:
@@ -182,10 +218,12 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
         elif phase != last:
             say(line)
         last = phase
-        time.sleep(0.5)
+        time.sleep(0.25)
     reader.join()
     if tty:
         print("\r" + " " * 78 + "\r", end="")
+        if shown:  # the rows as decided give way to the judge's table
+            print(f"\x1b[{len(shown)}A\x1b[J", end="")
     text = b"".join(chunks).decode(errors="replace")
     first_error = build_error(out, since=wall_start) if lead_with_build_error else ""
     if first_error:

@@ -116,7 +116,9 @@ def p_gradescope_run(p: argparse.ArgumentParser) -> None:
 def p_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("exercise", nargs="?", default="02_schema")
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--check", action="store_true", help="exit 1 when the target is not met")
+    p.add_argument("--check", action="store_true", help="exit 1 when a target is not met")
+    p.add_argument("--breakdown", action="store_true",
+                   help="print where one regrade's time went: each compile, each worker's start, imports, probes")
 
 
 def p_mutants(p: argparse.ArgumentParser) -> None:
@@ -183,7 +185,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "gradescope-zip": ("build the Gradescope autograder zip", p_gradescope_zip, gradescope.cmd_gradescope_zip),
     "gradescope-run": ("(run_autograder) grade $GRADESCOPE_ROOT/submission", p_gradescope_run,
                        gradescope.cmd_gradescope_run),
-    "bench": ("time a cold grade, a warm regrade after an edit, and a bare compile", p_bench, bench.cmd_bench),
+    "bench": ("time a cold grade, warm regrades after a .cpp and a .cu edit, and the compiles alone", p_bench, bench.cmd_bench),
     "grade-solutions": ("(./course main) grade every reference solution", p_grade_solutions,
                         grade.cmd_grade_solutions),
     "mutants": ("(maintainers) mutation analysis: mutants of the reference solutions graded by the judge",

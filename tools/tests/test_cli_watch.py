@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from clitest import CLI, SOURCE, expect, max_points, temp_dir
+from clitest import CLI, SOURCE, expect, max_points, metadata, temp_dir
 
 FULL = max_points("02_schema")
 
@@ -31,6 +31,11 @@ try:
     expect(proc.returncode == 0, "the reference solution passes: watch exits 0")
     expect("changed: mm16_schema.cpp" in out, "watch names the changed file")
     expect("compiling mm16_schema.cpp" in out, "watch shows the build's progress")
+    live = [l for l in out.splitlines() if re.match(r"^  (PASS|FAIL|SKIPPED) +\S+  [a-z][\w.]*: ", l)]
+    expect(live and live[0].startswith("  PASS") and " build: built " in live[0],
+           f"then each row as it is decided, the build first: {live[:2]}")
+    expect(len(live) == len(metadata("02_schema")["checks"]), f"every row, once: {len(live)} lines")
+    expect(out.index(live[-1]) < out.index("02_schema - "), "the rows as decided come before the judge's table")
     expect(f"score {FULL}/{FULL}" in out and "graded in" in out, "then the judge's table")
     expect((tmp / "grade" / "rows.json").is_file(), "the grade lands in --out")
 
