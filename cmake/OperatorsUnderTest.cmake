@@ -22,12 +22,31 @@
 #
 # Chapter 9: one small kernel built for several target sets (cuobjdump lists what each embeds), and a library with no
 # device code at all.
+#
+# A copy of the course without solutions/ (the Gradescope zip) gets them built: COURSE_PREBUILT_OPERATORS names a folder
+# whose operators.json lists them (written by `course gradescope-zip`, paths relative to that folder).
 set(COURSE_OPERATOR "")
 set(COURSE_HARNESS_TARGETS "")
+set(COURSE_GRADING_TARGETS "")  # what grading needs built besides the judge (the `grader` target)
 set(_op_dir "${CMAKE_SOURCE_DIR}/solutions/06_autograd")
 set(_planted "${CMAKE_SOURCE_DIR}/autograder/planted")
 set(_out "${CMAKE_SOURCE_DIR}/autograder/operators_under_test")
-if(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autograd.cpp")
+set(COURSE_PREBUILT_OPERATORS "" CACHE PATH "folder with operators.json: the operators under test, built elsewhere")
+if(COURSE_PREBUILT_OPERATORS)
+  file(READ "${COURSE_PREBUILT_OPERATORS}/operators.json" _ops)
+  string(JSON _rel GET "${_ops}" course_operator)
+  set(COURSE_OPERATOR "${COURSE_PREBUILT_OPERATORS}/${_rel}")
+  string(JSON _n LENGTH "${_ops}" harness_targets)
+  set(_json_items "")
+  math(EXPR _last "${_n} - 1")
+  foreach(_i RANGE ${_last})
+    string(JSON _t GET "${_ops}" harness_targets ${_i})
+    string(JSON _lib GET "${_t}" library)
+    string(JSON _t SET "${_t}" library "\"${COURSE_PREBUILT_OPERATORS}/${_lib}\"")
+    list(APPEND _json_items "${_t}")
+  endforeach()
+  list(JOIN _json_items ", " COURSE_HARNESS_TARGETS)
+elseif(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autograd.cpp")
   set(COURSE_OPERATOR "${CMAKE_BINARY_DIR}/lib/solutions/06_autograd/libmm16_autograd.so")
   if(NOT CMAKE_READELF)
     find_program(CMAKE_READELF readelf REQUIRED)
@@ -131,6 +150,7 @@ if(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autog
       target_link_libraries(${_lib} PRIVATE Course::torch_cuda)
       target_link_options(${_lib} PRIVATE "LINKER:--build-id=none" "LINKER:--version-script=${_local_map}")
     endforeach()
+    list(APPEND COURSE_GRADING_TARGETS harness_target_${_name})
     set(_item "\"name\": \"${_name}\", \"device\": \"${_device}\", \"library\": \"${CMAKE_BINARY_DIR}/harness_targets/${_name}/libmm16_autograd.so\"")
     if(_name STREQUAL "correct")
       string(APPEND _item ", \"correct\": true")
@@ -160,8 +180,10 @@ if(COURSE_WITH_CUDA)
     set_target_properties(portability_${_name} PROPERTIES CUDA_ARCHITECTURES "${_archs}" OUTPUT_NAME probe
                           LIBRARY_OUTPUT_DIRECTORY "${COURSE_PORTABILITY_DIR}/${_name}")
     target_link_libraries(portability_${_name} PRIVATE CUDA::cudart)
+    list(APPEND COURSE_GRADING_TARGETS portability_${_name})
   endforeach()
   add_library(portability_no_device SHARED "${CMAKE_SOURCE_DIR}/autograder/portability/no_device.cpp")
   set_target_properties(portability_no_device PROPERTIES OUTPUT_NAME probe
                         LIBRARY_OUTPUT_DIRECTORY "${COURSE_PORTABILITY_DIR}/no_device")
+  list(APPEND COURSE_GRADING_TARGETS portability_no_device)
 endif()

@@ -11,7 +11,9 @@ import concurrent.futures as futures
 import csv
 import hashlib
 import json
+import os
 import shutil
+import statistics
 import sys
 import threading
 import time
@@ -59,11 +61,12 @@ def protections_off(rows: dict) -> list[str]:
 
 
 def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "",
-              require_cuda: bool = False) -> tuple[dict, bool]:
-    """Returns (rows-like summary, reused). Reuses the previous grade when the key is unchanged."""
+              require_cuda: bool = False) -> tuple[dict, bool, float | None]:
+    """Returns (rows-like summary, reused, seconds the judge ran or None when it did not run). Reuses the previous
+    grade when the key is unchanged."""
     key_file = out / "grade.key"
     if key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
-        return json.loads((out / "rows.json").read_text()), True
+        return json.loads((out / "rows.json").read_text()), True, None
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -76,7 +79,7 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
         why = f"not graded: {refused}" if refused else f"not submitted (no folder {ex}/ in the submission)"
         (out / "table.txt").write_text(f"{ex}: {why}\n")
         key_file.write_text(key)
-        return rows, False
+        return rows, False, None
     seed = int(key[:8], 16) | 1
     r = run_judge(ex, sub, out, show="capture", color=False, seed=seed, timeout=timeout, require_cuda=require_cuda)
     log, rc = (f"the judge did not finish in {timeout:g} s", -1) if r.timed_out else (r.stdout + r.stderr, r.returncode)
@@ -89,11 +92,34 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
                 "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "error": f"judge exit {rc}", "rows": []}
         (out / "rows.json").write_text(json.dumps(rows, indent=2))
         (out / "table.txt").write_text(f"{ex}: the grader could not grade this submission (exit {rc}):\n{log[-2000:]}\n")
-        return rows, False
+        return rows, False, r.seconds
     # a grade that could not run some rows under --require-cuda is not complete: the next run grades it again
     if rc in (0, 1) and not (require_cuda and not_graded(rows)[0] > 0):
         key_file.write_text(key)
-    return rows, False
+    return rows, False, r.seconds
+
+
+def throughput(seconds: dict[str, list[float]], wall: float, jobs: int) -> dict:
+    """What this machine graded per hour in this run (submissions the judge ran; reused and missing ones excluded),
+    and per exercise the median seconds of one grade and the rate that gives with the same number of jobs."""
+    graded = sum(len(v) for v in seconds.values())
+    every = sorted(s for v in seconds.values() for s in v)
+    report = {"graded": graded, "wall_s": round(wall, 1), "jobs": jobs, "cores": os.cpu_count(),
+              "per_hour": round(3600 * graded / wall) if graded and wall > 0 else 0,
+              "median_s": round(statistics.median(every), 2) if every else None, "per_exercise": {}, "lines": []}
+    if not graded:
+        report["lines"].append("throughput: nothing was graded (every submission unchanged or missing)")
+        return report
+    report["lines"].append(f"throughput: {graded} submission(s) graded in {wall:.0f} s with {jobs} job(s) on "
+                           f"{os.cpu_count()} cores: {report['per_hour']} per hour; one grade takes "
+                           f"{report['median_s']:g} s (median)")
+    for ex in sorted(seconds):
+        med = statistics.median(seconds[ex])
+        rate = round(3600 * jobs / med) if med > 0 else 0
+        report["per_exercise"][ex] = {"graded": len(seconds[ex]), "median_s": round(med, 2), "per_hour_est": rate}
+        report["lines"].append(f"  {ex:<16} {len(seconds[ex]):4d} graded, {med:6.1f} s each (median): about {rate} "
+                               f"per hour with {jobs} job(s)")
+    return report
 
 
 def feedback_report(student: str, per_ex: dict[str, Path], merged: dict) -> str:
@@ -137,14 +163,19 @@ def cmd_batch(args) -> int:
     say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
     bar = Progress(len(jobs))
     rows: dict[tuple[str, str], dict] = {}
+    seconds: dict[str, list[float]] = {}  # per exercise, the judge's time for each submission it graded
+    wall_start = time.monotonic()
     with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         running = {pool.submit(grade_one, ex, sub, o, key, args.timeout, refused, args.require_cuda): (st, ex)
                    for st, ex, sub, o, key, refused in jobs}
         for f in futures.as_completed(running):
             st, ex = running[f]
-            r, cached = f.result()
+            r, cached, took = f.result()
             rows[(st, ex)] = r
+            if took is not None:
+                seconds.setdefault(ex, []).append(took)
             bar.tick(f"{st}/{ex} {r.get('score', 0):g}/{r.get('max_score', 0):g}", cached)
+    wall = time.monotonic() - wall_start
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "gradebook.csv", "w", newline="") as fh:
         w = csv.writer(fh)
@@ -163,6 +194,10 @@ def cmd_batch(args) -> int:
         merged = merge_results(st.name, per_ex, {ex: rows[(st.name, ex)] for ex in exercises})
         (out / "students" / st.name / "results.json").write_text(json.dumps(merged, indent=2))
         (out / "students" / st.name / "feedback.md").write_text(feedback_report(st.name, per_ex, merged))
+    report = throughput(seconds, wall, args.jobs)
+    (out / "throughput.json").write_text(json.dumps(report, indent=2))
+    for line in report["lines"]:
+        say(line)
     say(f"gradebook: {out / 'gradebook.csv'}")
     say(f"per student: {out}/students/NAME/results.json (Gradescope format) and feedback.md")
     if args.summary:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .common import BUILD, ROOT, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
-from .judge import judge_path, run_judge
+from .judge import judge_path, load_toolchain, run_judge
 from .submissions import find_sources
 
 # what the zip carries (folders whole, but for __pycache__ and planted submissions), besides the exercises
@@ -54,20 +54,34 @@ def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) 
             "extra_data": {"max_score": max_score, "not_graded": {"points": not_graded, "why": why}}}
 
 
+def operator_files(toolchain: dict) -> tuple[dict, list[tuple[Path, str]]]:
+    """The operators under test this build made (chapter 7's harness targets, chapter 8's course operator), as the
+    zip carries them: operators.json (paths relative to its folder) and the (file, name in the zip) pairs."""
+    files, manifest = [], {"course_operator": "", "harness_targets": []}
+    op = toolchain.get("course_operator", "")
+    if op:
+        files.append((Path(op), "operators/course_operator/" + Path(op).name))
+        manifest["course_operator"] = "course_operator/" + Path(op).name
+    for t in toolchain.get("harness_targets", []):
+        rel = f"harness_targets/{t['name']}/{Path(t['library']).name}"
+        files.append((Path(t["library"]), "operators/" + rel))
+        manifest["harness_targets"].append(dict(t, library=rel))
+    return manifest, files
+
+
 def cmd_gradescope_zip(args) -> int:
-    # Chapters 7 and 8 test the course's own operator (exercise 06's solution and planted-bug variants of it), which
-    # CMake builds from solutions/: the zip never carries solutions, so it cannot grade those two.
-    needs_operator = [e for e in exercise_ids() if load_exercise(e).get("tests_course_operator")]
-    if args.exercises:
-        exercises = [resolve_exercise(e) for e in args.exercises.split(",")]
-        refused = [e for e in exercises if e in needs_operator]
-        if refused:
-            say(f"gradescope-zip: {', '.join(refused)} grade(s) a harness or a profile against the course's own "
-                "operator, built from solutions/06_autograd, and the zip never carries solutions: grade "
-                f"{'them' if len(refused) > 1 else 'it'} with ./course batch instead")
+    exercises = [resolve_exercise(e) for e in args.exercises.split(",")] if args.exercises else exercise_ids()
+    toolchain = load_toolchain()
+    manifest, operators = [], []
+    # Chapters 7 and 8 test the course's own operator (exercise 06's solution and planted-bug variants of it): the zip
+    # carries them built, never their sources.
+    if any(load_exercise(e).get("tests_course_operator") for e in exercises):
+        manifest, operators = operator_files(toolchain)
+        missing = [str(f) for f, _ in operators if not f.is_file()] or ([] if operators else ["(none configured)"])
+        if missing:
+            say("gradescope-zip: the operators under test of chapters 7 and 8 are not built here: "
+                + ", ".join(missing[:3]) + " (build them with ./course build, on a machine with nvcc)")
             return 2
-    else:
-        exercises = [e for e in exercise_ids() if e not in needs_operator]
     out = Path(args.out) if args.out else BUILD / "gradescope" / "autograder.zip"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".zip.tmp")
@@ -93,16 +107,37 @@ def cmd_gradescope_zip(args) -> int:
             for f in sorted((ROOT / "exercises" / ex).iterdir()):
                 if f.is_file():
                     add(f, f"exercises/{ex}/{f.name}")
+        for f, arc in operators:
+            add(f, arc)
+        if operators:
+            info = zipfile.ZipInfo("operators/operators.json", date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = 0o100644 << 16
+            z.writestr(info, json.dumps(manifest, indent=2))
+            count += 1
         add(ROOT / "tools" / "gradescope" / "setup.sh", "setup.sh", 0o755)
         add(ROOT / "tools" / "gradescope" / "run_autograder", "run_autograder", 0o755)
-        cfg = json.dumps({"exercises": exercises}, indent=2).encode()
+        # the torch and CUDA the judge's flags and the operators under test were built for: checked at every grade
+        built_for = {"torch_version": toolchain.get("torch_version", ""), "torch_cuda": toolchain.get("torch_cuda", "")}
+        cfg = json.dumps({"exercises": exercises, "built_for": built_for}, indent=2).encode()
         info = zipfile.ZipInfo("gradescope.json", date_time=(2020, 1, 1, 0, 0, 0))
         info.external_attr = 0o100644 << 16
         z.writestr(info, cfg)
         count += 1
     tmp.replace(out)
-    say(f"wrote {out} ({count} files, exercises: {', '.join(exercises)}); upload it as the Gradescope autograder")
+    say(f"wrote {out} ({count} files, exercises: {', '.join(exercises)}; built for torch "
+        f"{built_for['torch_version']}, CUDA {built_for['torch_cuda'] or 'none'}); upload it as the Gradescope autograder")
     return 0
+
+
+def unpack_zip(zpath: Path, dest: Path) -> None:
+    """Unpacks the zip as Gradescope does (into /autograder/source), with the files' modes (zipfile drops them)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(zpath) as z:
+        for info in z.infolist():
+            path = Path(z.extract(info, dest))
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                path.chmod(mode)
 
 
 def cmd_gradescope_run(args) -> int:
@@ -110,10 +145,28 @@ def cmd_gradescope_run(args) -> int:
     sub, results = gs / "submission", gs / "results"
     results.mkdir(parents=True, exist_ok=True)
     try:
-        exercises = json.loads((ROOT / "gradescope.json").read_text())["exercises"]
+        cfg = json.loads((ROOT / "gradescope.json").read_text())
+        exercises = cfg["exercises"]
     except (OSError, ValueError, KeyError):
-        exercises = exercise_ids()
+        cfg, exercises = {}, exercise_ids()
     judge_path()  # no judge: say so before grading anything
+    built_for = cfg.get("built_for") or {}
+    here = load_toolchain()
+    here = {"torch_version": here.get("torch_version", ""), "torch_cuda": here.get("torch_cuda", "")}
+    if built_for and built_for != here:
+        message = (f"This autograder was built for torch {built_for.get('torch_version')} (CUDA "
+                   f"{built_for.get('torch_cuda') or 'none'}), but this image has torch {here['torch_version']} (CUDA "
+                   f"{here['torch_cuda'] or 'none'}): its compile flags and the course's operators under test would "
+                   "not match, so nothing was graded. Instructor: build the zip with ./course gradescope-zip where the "
+                   "course's torch is the image's (requirements/course.txt), and upload it again.")
+        say(message)
+        max_score = sum(total_points(load_exercise(e)) for e in exercises)
+        tmp = results / "results.json.tmp"
+        tmp.write_text(json.dumps({"score": 0.0, "output": message, "visibility": "visible", "tests": [],
+                                   "extra_data": {"max_score": max_score, "refused": "torch or CUDA mismatch",
+                                                  "built_for": built_for, "image": here}}, indent=2))
+        tmp.replace(results / "results.json")
+        return 0
     per_ex, rows = {}, {}
     for ex in exercises:
         meta = load_exercise(ex)

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Callable
 
-from . import batch, bench, doctor, grade, gradescope, mutants, student
+from . import batch, bench, doctor, grade, gradescope, mutants, student, synthetic
 
 # exit status of `check-args` after it printed a command's --help: ./course stops there, successfully
 HELP_SHOWN = 3
@@ -121,6 +121,14 @@ def p_bench(p: argparse.ArgumentParser) -> None:
                    help="print where one regrade's time went: each compile, each worker's start, imports, probes")
 
 
+def p_class_bench(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--students", type=int, default=30)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--gradescope", action="store_true", help="also grade the class in Gradescope's layout, in turn")
+    p.add_argument("--out", help="keep the class, the grades and class-bench.json here (default: a temporary folder)")
+
+
 def p_mutants(p: argparse.ArgumentParser) -> None:
     p.description = ("Mutation analysis (maintainers): mutants of each exercise's reference solution (one small edit "
                      "each of a C++, CUDA or Python file: an operator, a constant, a condition, a statement; comments, "
@@ -185,6 +193,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "gradescope-zip": ("build the Gradescope autograder zip", p_gradescope_zip, gradescope.cmd_gradescope_zip),
     "gradescope-run": ("(run_autograder) grade $GRADESCOPE_ROOT/submission", p_gradescope_run,
                        gradescope.cmd_gradescope_run),
+    "class-bench": ("(instructors) a synthetic class graded by batch (and --gradescope), timed, every score checked",
+                    p_class_bench, synthetic.cmd_class_bench),
     "bench": ("time a cold grade, warm regrades after a .cpp and a .cu edit, and the compiles alone", p_bench, bench.cmd_bench),
     "grade-solutions": ("(./course main) grade every reference solution", p_grade_solutions,
                         grade.cmd_grade_solutions),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gradescope runs this once when it builds the autograder image, from $GRADESCOPE_ROOT/source (default /autograder).
-# It installs the toolchain (tools/setup.sh: Debian packages, the pinned torch venv) and builds the judge only:
-# submissions are compiled per grade by the judge itself. The reference solutions are not in this zip.
+# It installs the toolchain (tools/setup.sh: Debian packages, the pinned torch venv) and builds the grader (the judge
+# and what grades read besides a submission); submissions are compiled per grade by the judge itself. The reference
+# solutions are not in this zip: the operators chapters 7 and 8 test come built, in operators/.
 #
 # Environment: GRADESCOPE_ROOT (default /autograder); COURSE_PYTHON=/path/to/python with torch skips the venv
 # (tests reuse the course's venv that way, no downloads); COURSE_BUILD_DIR (default source/build).
@@ -18,8 +19,12 @@ while IFS='=' read -r key value; do
 done <<<"$env_lines"
 [ -n "${COURSE_CCACHE_DIR:-}" ] && printf 'export CCACHE_DIR=%q\n' "${CCACHE_DIR:-$COURSE_CCACHE_DIR}" >>"$build/course-env.sh"
 export CCACHE_DIR=${CCACHE_DIR:-${COURSE_CCACHE_DIR:-}}
+# the operators under test of chapters 7 and 8 come built, in operators/ (the zip carries no solutions)
+prebuilt=()
+[ -f "$src/operators/operators.json" ] && prebuilt=(-DCOURSE_PREBUILT_OPERATORS="$src/operators")
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOURSE_PYTHON="$COURSE_PYTHON" -DCOURSE_BUILD_LIBRARIES=OFF \
-  >"$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; echo "setup.sh: CMake configuration failed" >&2; exit 1; }
-cmake --build "$build" --target judge >"$build/build.log" 2>&1 ||
-  { tail -40 "$build/build.log" >&2; echo "setup.sh: building the judge failed" >&2; exit 1; }
-echo "setup.sh: the judge is built: $build/judge"
+  "${prebuilt[@]}" >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; echo "setup.sh: CMake configuration failed" >&2; exit 1; }
+cmake --build "$build" --target grader >"$build/build.log" 2>&1 ||
+  { tail -40 "$build/build.log" >&2; echo "setup.sh: building the grader failed" >&2; exit 1; }
+echo "setup.sh: the grader is built: $build/judge"
