@@ -530,6 +530,25 @@ const GroupResult& Session::group(const std::string& name, const json& args,
       if (!served) fs::remove_all(live, ec);
     }
   }
+  // GPU work of every grade on this machine takes turns (a batch's, a watch's, the test suite's): a neighbour that
+  // holds all of the GPU's memory, or its compute, for as long as its run lasts cannot make another grade's rows fail.
+  // CPU groups run side by side. (COURSE_GPU_LOCK: the lock file; "off": no turns.)
+  struct GpuTurn {
+    int fd = -1;
+    ~GpuTurn() { if (fd >= 0) ::close(fd); }
+  } turn;
+  if (!served && gpu) {
+    const char* lock = getenv("COURSE_GPU_LOCK");
+    std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
+    if (path != "off") {
+      auto waited = std::chrono::steady_clock::now();
+      turn.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+      if (turn.fd >= 0)
+        while (::flock(turn.fd, LOCK_EX) != 0 && errno == EINTR) {}
+      record_time("wait for the GPU (other grades' GPU runs)", waited);
+      step = std::chrono::steady_clock::now();
+    }
+  }
   if (!served) {
     std::vector<std::string> argv;
     for (auto& w : args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());

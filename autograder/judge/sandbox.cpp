@@ -109,6 +109,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   setpriv_ = find_tool("setpriv");
   prlimit_ = find_tool("prlimit");
   // Two uids per judge (run()'s and its worker server's): twice the pid, so no two judges' uids meet.
+  tmp_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_TMP_MB", 1024)) << 20;  // (the probe uses it)
   uid_ = static_cast<int>(env_number("COURSE_SANDBOX_UID", 1000000ull + 2ull * static_cast<unsigned>(getpid())));
 
   // --- what the sandboxed processes may read: the system and the toolchain, never the course's secrets ---------
@@ -238,7 +239,9 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
                    : prlimit_.empty() ? "prlimit (util-linux) is not installed"
                                       : "RLIMIT_NPROC is ignored for root and there is no uid of the sandbox's own");
   add("limit_file_size", "a file larger than the limit cannot be written (RLIMIT_FSIZE)", limits_,
-      limits_ ? std::to_string(fsize_bytes_ >> 20) + " MiB" : "prlimit (util-linux) is not installed");
+      limits_ ? std::to_string(fsize_bytes_ >> 20) + " MiB" +
+                    (use_bwrap_ ? "; /tmp (in memory) holds " + std::to_string(tmp_bytes_ >> 20) + " MiB in all" : "")
+              : "prlimit (util-linux) is not installed");
   add("limit_memory", "address space of a CPU-only worker is capped (RLIMIT_AS)", limit_memory_,
       limit_memory_ ? std::to_string(memory_bytes_ >> 20) + " MiB"
                     : !limits_ ? "prlimit (util-linux) is not installed"
@@ -294,7 +297,9 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     // The fresh /proc, /dev and /tmp first: a toolchain folder under /tmp (a clone in /tmp) is bound over them.
     mount({"--proc", "/proc"}, "/proc");
     mount({"--dev", "/dev"}, "/dev");
-    mount({"--perms", "01777", "--tmpfs", "/tmp"}, "/tmp");  // writable by the sandbox uid (nvcc's temp files)
+    // writable by the sandbox uid (nvcc's temp files), and bounded: a tmpfs lives in the host's memory, which every
+    // grade of a batch shares
+    mount({"--perms", "01777", "--size", std::to_string(tmp_bytes_), "--tmpfs", "/tmp"}, "/tmp");
     std::error_code ec;
     for (auto& p : system_ro_) {
       if (fs::is_symlink(p, ec)) mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
