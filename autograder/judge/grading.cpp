@@ -319,13 +319,21 @@ const BuildResult& Session::build(const std::string& variant) {
     }
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), {"-c", fs::relative(in, dir).string(), "-o", fs::relative(obj, dir).string()});
-    ProcessSpec spec{argv, env, dir.string(), cfg.build_timeout_s, 256 * 1024};
+    ProcessSpec spec{argv, env, dir.string(), cfg.build_timeout_s, 256 * 1024, /*compiler=*/true};
     auto step = std::chrono::steady_clock::now();
     auto r = Sandbox::get().run(spec, dir, {}, own_cache);
     record_time("compile " + src, step, {{"variant", variant}, {"argv", argv}, {"cwd", dir.string()}});
     b.log += r.out + r.err;
     if (!r.exited || r.exit_code != 0) {
-      b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")";
+      const std::string said = r.out + r.err;
+      const bool no_memory = said.find("out of memory allocating") != std::string::npos ||
+                             said.find("virtual memory exhausted") != std::string::npos ||
+                             said.find("std::bad_alloc") != std::string::npos;
+      b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")" +
+                  (no_memory ? ": it ran out of the memory a compile may use (" +
+                                   std::to_string(Sandbox::get().compile_memory_mb()) +
+                                   " MiB of address space; an instructor sets COURSE_SANDBOX_COMPILE_MEMORY_MB)"
+                             : "");
       diag.compiling = src;
       read_errors(r.out + r.err);
       b.log = tail_lines(b.log, 40);
@@ -354,7 +362,7 @@ const BuildResult& Session::build(const std::string& variant) {
   // is left to the loader (diagnostics.hpp, undefined_cxx_references).
   link.insert(link.end(), {"-Wl,-z,defs", "-Wl,--warn-unresolved-symbols"});
   auto step = std::chrono::steady_clock::now();
-  auto r = Sandbox::get().run(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024}, dir);
+  auto r = Sandbox::get().run(ProcessSpec{link, env, dir.string(), cfg.build_timeout_s, 256 * 1024, true}, dir);
   record_time("link lib" + exercise.library + ".so", step, {{"variant", variant}});
   b.log += r.out + r.err;
   diag.compiling.clear();

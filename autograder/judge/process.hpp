@@ -14,6 +14,7 @@ struct ProcessSpec {
   std::string cwd;
   double timeout_s = 60;
   std::size_t output_cap = 64 * 1024;  // bytes kept of each stream; the rest is read and dropped
+  bool compiler = false;  // a compiler or linker: Sandbox::run caps its memory even where a worker's cannot be
 };
 
 struct ProcessResult {

@@ -200,6 +200,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   nproc_ = std::max<unsigned long long>(256, 16ull * std::max(1u, std::thread::hardware_concurrency()));
   fsize_bytes_ = env_number("COURSE_SANDBOX_FSIZE_MB", 512) << 20;
   memory_bytes_ = env_number("COURSE_SANDBOX_MEMORY_MB", 8192) << 20;
+  compile_memory_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_COMPILE_MEMORY_MB", 8192)) << 20;
   const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
   bool no_cuda = !cuda_device_nodes() || (cvd && (std::string(cvd).empty() || std::string(cvd) == "-1"));
   limit_memory_ = limits_ && no_cuda;
@@ -242,11 +243,12 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
       limits_ ? std::to_string(fsize_bytes_ >> 20) + " MiB" +
                     (use_bwrap_ ? "; /tmp (in memory) holds " + std::to_string(tmp_bytes_ >> 20) + " MiB in all" : "")
               : "prlimit (util-linux) is not installed");
+  const std::string compilers = "; the compiler and linker: " + std::to_string(compile_memory_bytes_ >> 20) + " MiB";
   add("limit_memory", "address space of a CPU-only worker is capped (RLIMIT_AS)", limit_memory_,
-      limit_memory_ ? std::to_string(memory_bytes_ >> 20) + " MiB"
+      limit_memory_ ? std::to_string(memory_bytes_ >> 20) + " MiB" + compilers
                     : !limits_ ? "prlimit (util-linux) is not installed"
                                : "a CUDA device is visible: torch reserves ~18 GB of address space at CUDA init, so "
-                                 "RLIMIT_AS cannot be used");
+                                 "RLIMIT_AS cannot be used for a worker" + compilers);
 }
 
 bool Sandbox::all_on() const {
@@ -322,7 +324,9 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     if (limit_nproc_) argv.push_back("--nproc=" + std::to_string(nproc_));
     argv.push_back("--fsize=" + std::to_string(fsize_bytes_));
     argv.push_back("--core=0");
-    if (limit_memory_) argv.push_back("--as=" + std::to_string(memory_bytes_));
+    // a compiler never initialises CUDA: its address space is capped on every machine
+    if (spec.compiler) argv.push_back("--as=" + std::to_string(compile_memory_bytes_));
+    else if (limit_memory_) argv.push_back("--as=" + std::to_string(memory_bytes_));
     argv.push_back("--");
   }
   auto first = spec.argv.begin();

@@ -13,6 +13,7 @@
 //              COURSE_SANDBOX_UID=N  the uid the sandboxed processes run as (default: 1000000 + twice the judge's
 //                                    pid); the worker server's sandbox runs as N + 1
 //              COURSE_SANDBOX_MEMORY_MB=N  RLIMIT_AS of a CPU-only worker (default 8192)
+//              COURSE_SANDBOX_COMPILE_MEMORY_MB=N  RLIMIT_AS of a compile or link, on every machine (default 8192)
 //              COURSE_SANDBOX_TMP_MB=N  the size of the sandbox's /tmp, a tmpfs in the host's memory (default 1024)
 #pragma once
 #include <filesystem>
@@ -83,6 +84,7 @@ class Sandbox {
   static void remove_odd_files(const std::filesystem::path& folder);
 
   const std::vector<Protection>& protections() const { return protections_; }
+  unsigned long long compile_memory_mb() const { return compile_memory_bytes_ >> 20; }
   bool all_on() const;
   nlohmann::json protections_json() const;
   bool bubblewrap() const { return use_bwrap_; }
@@ -98,7 +100,7 @@ class Sandbox {
   bool configured_ = false;
   bool use_bwrap_ = false, drop_uid_ = false, limit_memory_ = false, limit_nproc_ = false, limits_ = false;
   int uid_ = -1;
-  unsigned long long memory_bytes_ = 0, fsize_bytes_ = 0, tmp_bytes_ = 0, nproc_ = 0;
+  unsigned long long memory_bytes_ = 0, compile_memory_bytes_ = 0, fsize_bytes_ = 0, tmp_bytes_ = 0, nproc_ = 0;
   std::string bwrap_, setpriv_, prlimit_;
   std::filesystem::path course_root_;
   std::vector<std::filesystem::path> system_ro_;  // read-only binds every sandboxed process gets
