@@ -2,6 +2,7 @@
 // computes alpha * x + y itself in float64, and reads torch.compile's graph counts for the op and its pybind11 twin.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -35,7 +36,11 @@ const std::map<std::string, Tensor>& inputs() {
   return in;
 }
 
-json alpha_args() { return {{"alpha", alpha()}}; }
+json alpha_args(bool guard = false) {
+  json a = {{"alpha", alpha()}};
+  if (guard) a["guard"] = true;
+  return a;
+}
 
 
 constexpr Tolerance kTol{1e-6, 1e-5};
@@ -65,9 +70,15 @@ struct Call {
 };
 
 // Compares the returned tensors with the judge's own float64 references, through the judge's one comparator: one
-// verdict for the row, naming every call that went wrong.
-void check_results(std::initializer_list<Call> list) {
-  const GroupResult& g = Session::get().require("scale_add", alpha_args(), inputs());
+// verdict for the row, naming every call that went wrong. `guard`: the worker's inputs sit against guard pages.
+void check_results(std::initializer_list<Call> list, bool guard = false) {
+  const GroupResult& found_group = Session::get().group("scale_add", alpha_args(guard), inputs());
+  if (guard && !found_group.ok && found_group.process.term_signal == SIGSEGV)
+    return fail("course::scale_add reads or writes outside its inputs: with x and y placed right before (then right "
+                "after) a page that cannot be touched, the process was killed by SIGSEGV. A loop bound one too far "
+                "(i <= n) or a pointer one element early touches memory that belongs to something else",
+                "every access within x.numel() elements of x's and y's data", found_group.failure);
+  const GroupResult& g = Session::get().require("scale_add", alpha_args(guard), inputs());
   const json calls = g.report.value("calls", json::object());
   char a[32];
   std::snprintf(a, sizeof a, "%g", alpha());
@@ -125,7 +136,10 @@ TEST_SUITE("01_custom_op") {
   }
 
   TEST_CASE("op.forward") {
-    check_results({{"plain", "contiguous 7x13 inputs", plain("x"), plain("y")}});
+    // each input's data ends (then starts) at a guard page: one element read past either end is a SIGSEGV
+    check_results({{"plain", "contiguous 7x13 inputs ending at a guard page", plain("x"), plain("y")},
+                   {"plain_start", "starting after a guard page", plain("x"), plain("y")}},
+                  /*guard=*/true);
   }
 
   TEST_CASE("op.strides") {

@@ -30,13 +30,45 @@ def _call(fn, *args):
             "shape": list(out.shape), "device": str(out.device)}, out
 
 
+_GUARDED = []  # the buffers behind guarded tensors: alive as long as the process
+
+
+def _guarded(t, at_end):
+    """A copy of `t` in memory of its own whose data ends (at_end) or starts right at a page that cannot be read or
+    written: a kernel that reads or writes one element past the end (before the start) of it dies with SIGSEGV,
+    instead of touching a neighbour in the allocator's padding and leaving every value right."""
+    import ctypes
+    import mmap
+
+    import torch
+
+    page, n = mmap.PAGESIZE, t.numel() * t.element_size()
+    body = -(-n // page) * page
+    buf = mmap.mmap(-1, body + 2 * page)  # guard page, the data's pages, guard page
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    out = torch.frombuffer(buf, dtype=t.dtype, count=t.numel(), offset=page + (body - n if at_end else 0))
+    out = out.view(t.shape)
+    out.copy_(t)
+    libc = ctypes.CDLL(None)
+    for guard in (base, base + page + body):
+        if libc.mprotect(ctypes.c_void_p(guard), ctypes.c_size_t(page), 0) != 0:  # PROT_NONE
+            raise OSError(ctypes.get_errno(), "mprotect of a guard page failed")
+    _GUARDED.append(buf)
+    return out
+
+
 @group("scale_add")
 def group_scale_add(request, inputs):
     op = _scale_add()
     alpha = float(request["args"]["alpha"])
     calls, tensors = {}, {}
-    for name, x, y in (("plain", inputs["x"], inputs["y"]), ("transposed", inputs["xt"].t(), inputs["y"]),
-                       ("y_transposed", inputs["x"], inputs["yt"].t())):
+    if request["args"].get("guard"):  # contiguous inputs against guard pages, after their end and before their start
+        x, y = inputs["x"], inputs["y"]
+        cases = (("plain", _guarded(x, True), _guarded(y, True)),
+                 ("plain_start", _guarded(x, False), _guarded(y, False)))
+    else:
+        cases = (("transposed", inputs["xt"].t(), inputs["y"]), ("y_transposed", inputs["x"], inputs["yt"].t()))
+    for name, x, y in cases:
         calls[name], out = _call(op, x, y, alpha)
         calls[name]["x_is_contiguous"] = x.is_contiguous()
         calls[name]["y_is_contiguous"] = y.is_contiguous()
