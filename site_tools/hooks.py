@@ -7,6 +7,11 @@
 * A page's YAML front matter (authors, reviewers, dates; every glossary page has it) is validated against
   site_tools/page_meta.schema.json, and its `<!-- byline -->` mark becomes the byline, "pending" shown as it is. A
   page whose front matter breaks the schema stops the strict build with a message naming the page and the field.
+* GPU figures are rendered from a run's evidence/gpu/FOLDER/summary.json (site_tools/gpu_evidence.py), never
+  retyped: a ```gpu-rows FOLDER block (one line per row, "what it shows | EXERCISE | ROW") becomes a table of the row
+  on the GPU and without one; a <!-- gpu-row: FOLDER EXERCISE ROW --> mark becomes the row's verdict and detail; both
+  name the machine, the date and the file. A page that names an evidence file that does not exist, or a row or folder
+  the summary lacks, or a summary that no longer matches its logs, stops the build.
 Both packages are installed by tools/setup.sh; without them the build stops and says what to install.
 """
 import os
@@ -79,7 +84,82 @@ def _render_dot(source, page):
 def on_page_markdown(markdown, page, config, files):
     markdown = _page_meta(markdown, page)
     markdown = _expand_exercise_marks(markdown, page)
+    markdown = _gpu_evidence(markdown, page)
     return _DOT_FENCE.sub(lambda m: _render_dot(m.group(1), page), markdown)
+
+
+_GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+_GPU_ROW = re.compile(r"<!-- gpu-row: (\S+) (\S+) (\S+) -->")
+_GPU_RUN = re.compile(r"<!-- gpu-run: (\S+) -->")
+_EVIDENCE_PATH = re.compile(r"evidence/gpu/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
+
+
+def _gpu_module():
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gpu_evidence
+
+    return gpu_evidence
+
+
+def _gpu_evidence(markdown, page):
+    ev = _gpu_module()
+    src = f"chapters/{page.file.src_uri}"
+
+    def summary(folder):
+        try:
+            return ev.load(folder)
+        except ev.EvidenceError as e:
+            raise PluginError(f"{src}: {e}") from None
+
+    def row(s, exercise, row_id):
+        try:
+            return ev.reference_row(s, exercise, row_id)
+        except ev.EvidenceError as e:
+            raise PluginError(f"{src}: {e}") from None
+
+    def without_gpu(s, exercise, row_id):
+        case = s["cases_without_gpu"].get(f"{exercise}/reference")
+        if case is not None:
+            if row_id in case["skipped"]:
+                return "SKIPPED: needs a CUDA device (not graded, not passed)"
+            return "FAIL" if row_id in case["failed"] else "PASS"
+        meta = _exercise(exercise, page)
+        check = next((c for c in meta["checks"] if c["id"] == row_id), None)
+        if check is None or check.get("cuda"):
+            raise PluginError(f"{src}: {s['folder']} has no run of {exercise} without a GPU to show {row_id} from")
+        return f"PASS (a CPU row: CI grades planted `{exercise}/reference` on every commit)"
+
+    def table(m):
+        s = summary(m.group(1))
+        lines = ["| what it shows | row | on the GPU | without a GPU |", "| --- | --- | --- | --- |"]
+        for line in m.group(2).strip().splitlines():
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) != 3:
+                raise PluginError(f"{src}: a gpu-rows line is 'what it shows | EXERCISE | ROW', not {line!r}")
+            what, exercise, row_id = cells
+            r = row(s, exercise, row_id)
+            lines.append(f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])} | "
+                         f"{without_gpu(s, exercise, row_id)} |")
+        return "\n".join(lines) + f"\n\nRendered from the run's summary: {ev.machine_line(s)}."
+
+    def mark(m):
+        s = summary(m.group(1))
+        r = row(s, m.group(2), m.group(3))
+        if m.group(1) not in runs_named:
+            raise PluginError(f"{src}: a gpu-row of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the "
+                              "page, which names the machine, the date and the file")
+        return f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
+
+    runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
+    markdown = _GPU_ROWS.sub(table, markdown)
+    markdown = _GPU_ROW.sub(mark, markdown)
+    markdown = _GPU_RUN.sub(lambda m: f"Measured on {ev.machine_line(summary(m.group(1)))}.", markdown)
+    for cited in sorted(set(_EVIDENCE_PATH.findall(markdown))):
+        if not (ev.ROOT / cited).exists():
+            raise PluginError(f"{src} cites {cited}, which does not exist")
+    return markdown
 
 
 # <!-- checks: EXERCISE --> and <!-- hints: EXERCISE --> in a chapter become the table of graded checks and the

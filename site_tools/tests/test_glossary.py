@@ -166,6 +166,9 @@ def check(root=COURSE_ROOT):
         sec = dict(secs)
         measured = sec.get("Measured", "")
         cited = EVIDENCE.findall(measured)
+        # a run's rows rendered from its summary.json (```gpu-rows FOLDER, <!-- gpu-row: FOLDER ... -->)
+        for folders in re.findall(r"^```gpu-rows[ \t]+(\S+)|<!-- gpu-row: (\S+) ", measured, re.M):
+            cited += [f"evidence/gpu/{folder}/summary.json" for folder in folders if folder]
         for path in cited:
             if not os.path.exists(os.path.join(root, path)):
                 problems.append(f"{page}: Measured cites {path}, which does not exist")

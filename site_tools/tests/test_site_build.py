@@ -1,7 +1,10 @@
 """The site builds with `mkdocs build --strict` (links, anchors and snippets all resolve), a chapter that names a
 code region that does not exist stops the build with a message that names it, and so does a diagram too wide to read.
 
-usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram"""
+A page's GPU figures come from the run's summary.json: a citation of evidence that does not exist, a row the run
+did not log, and a summary whose figure no longer matches its logs each stop the build, by name.
+
+usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram | gpu_evidence"""
 import os
 import shutil
 import sys
@@ -21,7 +24,7 @@ def test_build(site_dir):
 
 
 def copy_course(tmp):
-    for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder"):
+    for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence"):
         src = os.path.join(COURSE_ROOT, name)
         (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
 
@@ -65,6 +68,45 @@ def test_wide_diagram():
     print("site/wide_diagram: a diagram wider than the limit stops the strict build, by name and width")
 
 
+def test_gpu_evidence():
+    run = "2026-12-03-all-solutions-2"
+    page = os.path.join("chapters", "glossary", "custom-operator.md")
+    breakages = [  # (what is planted, what the build's message must say)
+        ("a citation of a log that does not exist",
+         lambda tmp: _append(tmp, page, "\nSee `evidence/gpu/2026-01-01-no-such-run/main.log`.\n"),
+         "cites evidence/gpu/2026-01-01-no-such-run/main.log, which does not exist"),
+        ("a row the run did not log",
+         lambda tmp: _append(tmp, page, f"\n<!-- gpu-row: {run} 04_cuda no_such.row -->\n"),
+         "has no row no_such.row of 04_cuda"),
+        ("a figure retyped into the summary",
+         lambda tmp: _edit_json(os.path.join(tmp, "evidence", "gpu", run, "summary.json"),
+                                lambda d: d["references"]["06_autograd"]["gradcheck.float64"].update(status="FAIL")),
+         "summary.json differs from the logs beside it"),
+    ]
+    for what, plant, message in breakages:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_course(tmp)
+            plant(tmp)
+            status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+            assert status != 0 and message in output, f"{what}: the build must fail saying {message!r}:\n{output[-3000:]}"
+            print(f"site/gpu_evidence: {what} stops the build ({message})")
+
+
+def _append(root, rel, text):
+    with open(os.path.join(root, rel), "a") as f:
+        f.write(text)
+
+
+def _edit_json(path, change):
+    import json
+
+    with open(path) as f:
+        data = json.load(f)
+    change(data)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2)
+
+
 if __name__ == "__main__":
     {"build": lambda: test_build(os.path.abspath(sys.argv[2])), "broken_snippet": test_broken_snippet,
-     "wide_diagram": test_wide_diagram}[sys.argv[1]]()
+     "wide_diagram": test_wide_diagram, "gpu_evidence": test_gpu_evidence}[sys.argv[1]]()

@@ -79,3 +79,6 @@ if "$root/.deps/usr/bin/bwrap" --unshare-all --die-with-parent --ro-bind / / tru
 else
   echo "bubblewrap (carried) does not work here: $(cat "$logs/bwrap-probe.txt")" | tee -a "$logs/summary.txt"
 fi
+# The run's machine-readable summary (the machine; every reference's rows; the planted cases' verdicts with and
+# without the GPU): what the site renders GPU figures from (site_tools/gpu_evidence.py)
+"$COURSE_PYTHON" "$root/site_tools/gpu_evidence.py" "$logs" || echo "gpu_evidence: no summary.json" >&2
