@@ -9,8 +9,9 @@
   page whose front matter breaks the schema stops the strict build with a message naming the page and the field.
 * GPU figures are rendered from a run's evidence/gpu/FOLDER/summary.json (site_tools/gpu_evidence.py), never
   retyped: a ```gpu-rows FOLDER block (one line per row, "what it shows | EXERCISE | ROW") becomes a table of the row
-  on the GPU and without one; a <!-- gpu-row: FOLDER EXERCISE ROW --> mark becomes the row's verdict and detail; both
-  name the machine, the date and the file. A page that names an evidence file that does not exist, or a row or folder
+  on the GPU and without one; a <!-- gpu-row: FOLDER EXERCISE ROW --> mark becomes the row's verdict and detail, a
+  <!-- gpu-case: FOLDER EXERCISE/CASE --> mark a planted case's failed rows, and <!-- gpu-run: FOLDER --> (required
+  beside them) names the machine, the date and the file. A page that names an evidence file that does not exist, or a row or folder
   the summary lacks, or a summary that no longer matches its logs, stops the build.
 Both packages are installed by tools/setup.sh; without them the build stops and says what to install.
 """
@@ -91,6 +92,7 @@ def on_page_markdown(markdown, page, config, files):
 _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _GPU_ROW = re.compile(r"<!-- gpu-row: (\S+) (\S+) (\S+) -->")
 _GPU_RUN = re.compile(r"<!-- gpu-run: (\S+) -->")
+_GPU_CASE = re.compile(r"<!-- gpu-case: (\S+) (\S+) -->")
 _EVIDENCE_PATH = re.compile(r"evidence/gpu/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 
 
@@ -152,7 +154,19 @@ def _gpu_evidence(markdown, page):
                               "page, which names the machine, the date and the file")
         return f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
 
+    def case(m):
+        s = summary(m.group(1))
+        c = s["cases"].get(m.group(2))
+        if c is None:
+            raise PluginError(f"{src}: {s['folder']}/verdicts-gpu-cases.md has no planted case {m.group(2)}")
+        if m.group(1) not in runs_named:
+            raise PluginError(f"{src}: a gpu-case of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the page")
+        failed = ", ".join(f"`{r}`" for r in c["failed"]) or "none"
+        return (f"planted `{m.group(2)}` on the GPU: rows failed {failed}"
+                f"{' (its expected verdict)' if c['as_expected'] else ' (NOT its expected verdict)'}")
+
     runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
+    markdown = _GPU_CASE.sub(case, markdown)
     markdown = _GPU_ROWS.sub(table, markdown)
     markdown = _GPU_ROW.sub(mark, markdown)
     markdown = _GPU_RUN.sub(lambda m: f"Measured on {ev.machine_line(summary(m.group(1)))}.", markdown)
