@@ -326,9 +326,11 @@ const BuildResult& Session::build(const std::string& variant) {
     b.log += r.out + r.err;
     if (!r.exited || r.exit_code != 0) {
       const std::string said = r.out + r.err;
-      const bool no_memory = said.find("out of memory allocating") != std::string::npos ||
-                             said.find("virtual memory exhausted") != std::string::npos ||
-                             said.find("std::bad_alloc") != std::string::npos;
+      // what g++, its precompiled header, nvcc's front ends and ccache say when an allocation fails
+      bool no_memory = false;
+      for (const char* says : {"out of memory allocating", "virtual memory exhausted", "std::bad_alloc",
+                               "PCH allocation failure", "Cannot allocate memory", "out of memory"})
+        no_memory = no_memory || said.find(says) != std::string::npos;
       b.failure = "compiling " + src + " failed (the compiler " + r.describe() + ")" +
                   (no_memory ? ": it ran out of the memory a compile may use (" +
                                    std::to_string(Sandbox::get().compile_memory_mb()) +
