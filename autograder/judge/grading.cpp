@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <utility>
@@ -165,6 +166,25 @@ const CheckSpec* Exercise::find_check(const std::string& id) const {
   return nullptr;
 }
 
+namespace {
+// An exclusive flock on `path` (made if missing), held until destroyed; held() is false when the file could not be
+// opened. Judges that share something (a submission's compiler cache, the machine's GPU) take turns through one.
+class FileLock {
+ public:
+  FileLock(const std::string& path, mode_t mode) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock() { if (fd_ >= 0) ::close(fd_); }
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+}  // namespace
+
 Session& Session::get() {
   static Session s;
   return s;
@@ -270,15 +290,10 @@ const BuildResult& Session::build(const std::string& variant) {
   // Two judges grading the same folder at once (a class batch and a student's watch, or the test suite) would hand
   // the cache to two sandbox uids in turn, and one compiler would find its folders owned by the other: builds of one
   // submission take turns. The lock file sits beside the cache, outside what the sandbox mounts.
-  struct CacheLock {
-    int fd = -1;
-    ~CacheLock() { if (fd >= 0) ::close(fd); }
-  } cache_lock;
+  std::optional<FileLock> cache_lock;
   if (!own_cache.empty()) {
-    cache_lock.fd = ::open((own_cache.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (cache_lock.fd >= 0) {
-      while (::flock(cache_lock.fd, LOCK_EX) != 0 && errno == EINTR) {}
-    } else {
+    cache_lock.emplace(own_cache.string() + ".lock", 0600);
+    if (!cache_lock->held()) {
       own_cache.clear();  // no lock, no shared cache: this build compiles without ccache
       env.erase("CCACHE_DIR");
     }
@@ -543,18 +558,13 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   // GPU work of every grade on this machine takes turns (a batch's, a watch's, the test suite's): a neighbour that
   // holds all of the GPU's memory, or its compute, for as long as its run lasts cannot make another grade's rows fail.
   // CPU groups run side by side. (COURSE_GPU_LOCK: the lock file; "off": no turns.)
-  struct GpuTurn {
-    int fd = -1;
-    ~GpuTurn() { if (fd >= 0) ::close(fd); }
-  } turn;
+  std::optional<FileLock> gpu_turn;
   if (!served && gpu) {
     const char* lock = getenv("COURSE_GPU_LOCK");
     std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
     if (path != "off") {
       auto waited = std::chrono::steady_clock::now();
-      turn.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-      if (turn.fd >= 0)
-        while (::flock(turn.fd, LOCK_EX) != 0 && errno == EINTR) {}
+      gpu_turn.emplace(path, 0666);
       record_time("wait for the GPU (other grades' GPU runs)", waited);
       step = std::chrono::steady_clock::now();
     }

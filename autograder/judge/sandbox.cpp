@@ -108,9 +108,10 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   const bool root = geteuid() == 0;
   setpriv_ = find_tool("setpriv");
   prlimit_ = find_tool("prlimit");
-  // Two uids per judge (run()'s and its worker server's): twice the pid, so no two judges' uids meet.
   tmp_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_TMP_MB", 1024)) << 20;  // (the probe uses it)
+  // Two uids per judge (run()'s and its worker server's): twice the pid, so no two judges' uids meet.
   uid_ = static_cast<int>(env_number("COURSE_SANDBOX_UID", 1000000ull + 2ull * static_cast<unsigned>(getpid())));
+  server_uid_ = uid_ + 1;
 
   // --- what the sandboxed processes may read: the system and the toolchain, never the course's secrets ---------
   std::vector<fs::path> wanted;
@@ -376,7 +377,7 @@ void Sandbox::sweep_uid(int uid) const {
 // runs as the judge's own uid (those keys are the user's, and the protections list says the uid protection is off).
 void Sandbox::empty_keyrings() const {
   empty_keyrings_of(uid_);
-  empty_keyrings_of(uid_ + 1);
+  empty_keyrings_of(server_uid_);
 }
 
 void Sandbox::empty_keyrings_of(int uid) const {
@@ -400,7 +401,7 @@ void Sandbox::empty_keyrings_of(int uid) const {
 
 void Sandbox::kill_leftovers(const fs::path& work_dir) const {
   sweep_uid();
-  sweep_uid(uid_ + 1);  // the worker server's
+  sweep_uid(server_uid_);  // the worker server's
   if (work_dir.empty()) return;
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/proc", ec)) {
@@ -481,18 +482,18 @@ bool Sandbox::start_server(ServerProcess& server, ProcessSpec spec, const fs::pa
   fs::create_directories(live, ec);
   fs::permissions(live, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                             fs::perms::others_read | fs::perms::others_exec, ec);
-  sweep_uid(uid_ + 1);  // a server of an earlier judge with this pid, long gone, left nothing running
+  sweep_uid(server_uid_);  // a server of an earlier judge with this pid, long gone, left nothing running
   spec.env = environment(spec.env, live);
   spec.env.erase("CCACHE_DIR");
-  spec.argv = command(spec, live, read_only, {}, uid_ + 1, true);
+  spec.argv = command(spec, live, read_only, {}, server_uid_, true);
   return server.start(spec);
 }
 
 std::map<std::string, std::string> Sandbox::server_folder(const fs::path& folder,
                                                           const std::map<std::string, std::string>& env) const {
   std::error_code ec;
-  lchown(folder.c_str(), uid_ + 1, uid_ + 1);
-  for (auto& e : fs::recursive_directory_iterator(folder, ec)) lchown(e.path().c_str(), uid_ + 1, uid_ + 1);
+  lchown(folder.c_str(), server_uid_, server_uid_);
+  for (auto& e : fs::recursive_directory_iterator(folder, ec)) lchown(e.path().c_str(), server_uid_, server_uid_);
   auto out = environment(env, folder);
   out.erase("CCACHE_DIR");
   return out;
@@ -500,7 +501,7 @@ std::map<std::string, std::string> Sandbox::server_folder(const fs::path& folder
 
 void Sandbox::stop_server(ServerProcess& server, double grace_s) const {
   server.stop(grace_s);
-  sweep_uid(uid_ + 1);
+  sweep_uid(server_uid_);
 }
 
 }  // namespace judge

@@ -78,7 +78,7 @@ class Sandbox {
                                                    const std::map<std::string, std::string>& env) const;
   // After each request: the server uid's keyrings emptied. Stopping: the server (given `grace_s` to end on its own
   // once its stdin closes), then every process of its uid.
-  void after_server_request() const { empty_keyrings_of(uid_ + 1); }
+  void after_server_request() const { empty_keyrings_of(server_uid_); }
   void stop_server(ServerProcess& server, double grace_s = 0) const;
   // Removes anything in `folder` that is not a plain file or folder (a FIFO or symlink planted to hang or mislead).
   static void remove_odd_files(const std::filesystem::path& folder);
@@ -92,7 +92,7 @@ class Sandbox {
   // the sandbox uid, and of the judge's uid whose working folder is under `work_dir`).
   void kill_leftovers(const std::filesystem::path& work_dir) const;
   int uid() const { return drop_uid_ ? uid_ : -1; }  // -1: submission code runs as the judge's uid
-  int server_uid() const { return drop_uid_ && use_bwrap_ ? uid_ + 1 : -1; }  // the worker server's, if it can run
+  int server_uid() const { return drop_uid_ && use_bwrap_ ? server_uid_ : -1; }  // the worker server's, if it can run
   // Empties and discards the sandbox uid's kernel keyrings (done after every run; chapter 7 also before its first).
   void empty_keyrings() const;  // of both uids (run()'s and the worker server's)
 
@@ -100,6 +100,7 @@ class Sandbox {
   bool configured_ = false;
   bool use_bwrap_ = false, drop_uid_ = false, limit_memory_ = false, limit_nproc_ = false, limits_ = false;
   int uid_ = -1;
+  int server_uid_ = -1;  // the worker server's: uid_ + 1 (configure)
   unsigned long long memory_bytes_ = 0, compile_memory_bytes_ = 0, fsize_bytes_ = 0, tmp_bytes_ = 0, nproc_ = 0;
   std::string bwrap_, setpriv_, prlimit_;
   std::filesystem::path course_root_;
