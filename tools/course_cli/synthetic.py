@@ -23,8 +23,16 @@ from pathlib import Path
 from .common import ROOT, die, say
 from .exercises import exercise_ids, load_exercise
 
-sys.path.insert(0, str(ROOT / "autograder" / "tests"))
-import planted_cases  # noqa: E402  (the one module that makes a planted submission)
+
+
+def _planted_cases():
+    """autograder/tests/planted_cases.py, the one module that makes a planted submission (imported when a class is
+    made, not by every ./course command)."""
+    if str(ROOT / "autograder" / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "autograder" / "tests"))
+    import planted_cases
+
+    return planted_cases
 
 # what makes a planted case a poor stand-in for a student: it needs the machine set up, or takes minutes on purpose
 UNFIT = ("needs", "judge_args", "judge_env", "template", "links", "hardlinks", "fifos", "submission_link", "listener",
@@ -36,7 +44,7 @@ def class_cases(exercise: str) -> list[Path]:
     cases = []
     for case in sorted((ROOT / "autograder" / "planted" / exercise).iterdir()):
         try:
-            expected = planted_cases.load(case)
+            expected = _planted_cases().load(case)
         except (OSError, ValueError):
             continue
         if "patch" in expected and not any(k in expected for k in UNFIT):
@@ -46,6 +54,7 @@ def class_cases(exercise: str) -> list[Path]:
 
 def make_class(out: Path, students: int, seed: int) -> list[dict]:
     """Writes out/student-NN/EXERCISE/ and out/expected.json; returns the expectations."""
+    planted_cases = _planted_cases()
     rng = random.Random(seed)
     exercises = exercise_ids()
     expected = []
