@@ -2,8 +2,9 @@
 site renders from it.
 
 A GPU run (tools/gpu/run_on_gpu.sh) leaves its logs in one folder: summary.txt (the machine: GPU, driver, torch, CUDA),
-main.log (`./course main`: every reference solution's table, with the GPU), verdicts-gpu-cases.md and
-verdicts-gpu-cases-no-gpu.md (the planted cases' rows that failed and were skipped, with and without the GPU).
+main.log (`./course main`: every reference solution's table, with the GPU), verdicts-STEP.md and
+verdicts-STEP-no-gpu.md (the planted cases' rows that failed and were skipped, with and without the GPU, one table per
+step of the run that graded planted cases).
 `summarize(folder)` reads them into one dict; `python3 site_tools/gpu_evidence.py evidence/gpu/FOLDER...` writes it
 to FOLDER/summary.json (the run writes it too). The site's pages quote GPU figures only through it (hooks.py): a
 ```gpu-rows block or a <!-- gpu-row: FOLDER EXERCISE ROW --> mark is rendered from summary.json, with the machine, the
@@ -74,10 +75,8 @@ def summarize(folder: Path) -> dict:
                "references": {}, "cases": {}, "cases_without_gpu": {}}
     if (folder / "main.log").is_file():
         summary["references"] = _tables(folder / "main.log")
-    if (folder / "verdicts-gpu-cases.md").is_file():
-        summary["cases"] = _verdicts(folder / "verdicts-gpu-cases.md")
-    if (folder / "verdicts-gpu-cases-no-gpu.md").is_file():
-        summary["cases_without_gpu"] = _verdicts(folder / "verdicts-gpu-cases-no-gpu.md")
+    for md in sorted(folder.glob("verdicts-*.md")):  # one table per step of the run (gpu-cases, cuda-cases, ...)
+        summary["cases_without_gpu" if md.stem.endswith("-no-gpu") else "cases"].update(_verdicts(md))
     return summary
 
 

@@ -211,7 +211,8 @@ class Grade {
     }
     // judge_tag tells the runs apart for the judge alone; the worker never sees it.
     json args = {{"library", ""}, {"target", shown.string()}, {"judge_tag", t.run}, {"calls_file", kCallsFile},
-                 {"read_only", json::array({shown_dir.string()})}, {"hide_cuda", t.hide_cuda}};
+                 {"read_only", json::array({shown_dir.string()})}, {"hide_cuda", t.hide_cuda},
+                 {"judge_gpu", !t.hide_cuda && s.cuda_available()}};
     HarnessRun run;
     run.group = &s.group("harness", args);
     if (!run.group->dir.empty()) {

@@ -256,7 +256,8 @@ TEST_SUITE("portability") {
     if (!b.ok || !b.targets.cubin.empty())
       return fail("no PTX-only probe to run (see targets.ptx_only)", "a PTX-only build", b.ok ? b.listing : b.why);
     const GroupResult& g = Session::get().require(
-        "probe", {{"library", ""}, {"probe", b.lib.string()}, {"read_only", json::array({b.lib.parent_path().string()})}});
+        "probe", {{"library", ""}, {"probe", b.lib.string()}, {"read_only", json::array({b.lib.parent_path().string()})},
+                  {"judge_gpu", true}});
     int code = g.report.value("code", -1);
     if (code != 0)
       return fail("the PTX-only probe did not run on " + Session::get().cuda_device_name() + ": " +

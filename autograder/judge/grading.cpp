@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,9 +17,11 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "diagnostics.hpp"
+#include "machine_faults.hpp"
 #include "sandbox.hpp"
 #include "sha256.hpp"
 #include "submission_files.hpp"
@@ -410,7 +413,9 @@ void Session::start_server(const fs::path& build_dir) {
   for (auto& p : strings(toolchain, "worker_read_only"))
     if (fs::is_directory(p)) server_mounts_.push_back(p);
   fs::path script = fs::path(toolchain.at("worker").get<std::string>()).parent_path() / "worker_server.py";
-  std::map<std::string, std::string> env{{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"}};
+  // it serves no GPU group: neither it nor a request it forks sees the GPU
+  std::map<std::string, std::string> env{{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"},
+                                         {"CUDA_VISIBLE_DEVICES", ""}};
   fs::path live = cfg.work_dir / "live";
   ProcessSpec spec{{toolchain.at("python").get<std::string>(), script.string()}, env, live.string(),
                    cfg.worker_timeout_s, 0};
@@ -436,7 +441,9 @@ bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_
   json line = {{"seq", ++server_seq_}, {"request", (dir / "request.json").string()}, {"cwd", dir.string()},
                {"env", Sandbox::get().server_folder(dir, env)}};
   std::string answer;
+  const long oom_kills = Sandbox::get().server_oom_kills();
   ProcessResult r = server_->request(line.dump(), timeout_s, 64 * 1024, answer);
+  r.memory_limit = Sandbox::get().server_oom_kills() > oom_kills;
   Sandbox::get().after_server_request();
   if (r.timed_out) {  // as a fresh worker would have been: stopped, and the next group gets a new server
     Sandbox::get().stop_server(*server_);
@@ -471,6 +478,15 @@ bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_
 
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
+  const GroupResult& g = run_group(name, args, inputs, variant);
+  // every row that reads a run the machine spoiled is not graded (report.cpp), whatever it made of the run
+  if (current && current->machine_fault.empty()) current->machine_fault = g.not_graded;
+  if (current && !g.retry_note.empty() && current->retry_note.empty()) current->retry_note = "its worker run '" + name + "' " + g.retry_note;
+  return g;
+}
+
+const GroupResult& Session::run_group(const std::string& name, const json& args,
+                                      const std::map<std::string, Tensor>& inputs, const std::string& variant) {
   test_fault_point();
   // Same group with other args (e.g. the contract per device) is another run: a hang on one side costs only its rows.
   // Keys starting with "judge_" are for the judge alone and never shown to the worker: judge_tag tells runs apart
@@ -506,147 +522,197 @@ const GroupResult& Session::group(const std::string& name, const json& args,
   std::map<std::string, std::string> env;  // on top of the sandbox's allowlist (Sandbox::run)
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   env["PYTHONUNBUFFERED"] = "1";
-  if (args.value("hide_cuda", false)) env["CUDA_VISIBLE_DEVICES"] = "";
+  // Only a GPU group sees the GPU (and it takes the GPU turn): no other run can take a neighbour's GPU memory.
+  if (args.value("hide_cuda", false) || !gpu) env["CUDA_VISIBLE_DEVICES"] = "";
   const json extra_env = args.value("judge_env", json::object());  // (a named value: items() of a temporary dangles)
   for (auto& [k, v] : extra_env.items()) env[k] = v.get<std::string>();
   const double timeout_s = args.value("judge_timeout_s", cfg.worker_timeout_s);
 
-  // Neither the folder nor the nonce says how many runs came before: code under test must not learn which run
-  // (and so which planted operator, in doctest's fixed order) it is in.
-  const fs::path dir = cfg.work_dir / ("run-" + random_token(8) + "-" + name);
-  const std::string nonce = random_token(16);
-  g.nonce = nonce;
-  auto prepare = [&](const fs::path& at) {  // the run's folder, its request and its inputs
-    fs::remove_all(at);
-    fs::create_directories(at);
-    json request = {{"nonce", nonce}, {"group", name}, {"library", library.string()},
-                    {"sources_dir", (b.dir / "src").string()}, {"exercise", exercise.id},
-                    {"out_dir", at.string()}, {"args", worker_args}};
-    if (!inputs.empty()) {
-      write_safetensors((at / "inputs.safetensors").string(), inputs);
-      request["inputs"] = (at / "inputs.safetensors").string();
-    }
-    std::ofstream(at / "request.json") << request.dump(2);
-  };
-
-  // The worker server serves a group that needs nothing it was not started with: the default build, no wrapper, no
-  // extra environment, nothing to read beyond what it mounts, no GPU (fork after torch's import has not been shown
-  // on a GPU yet: those groups keep a fresh sandbox each). Anything else, or a server that cannot answer, runs as
-  // before: a fresh sandbox per group.
-  bool served = false;
-  auto step = std::chrono::steady_clock::now();
-  auto mounted = [&](const fs::path& p) {
-    return std::any_of(server_mounts_.begin(), server_mounts_.end(),
-                       [&](const fs::path& m) { return p.lexically_relative(m).string().rfind("..", 0) != 0 &&
-                                                       !p.lexically_relative(m).empty(); });
-  };
-  if (variant == "default" && !gpu && !args.contains("judge_wrapper") && !args.contains("judge_env") &&
-      std::all_of(readable.begin(), readable.end(), mounted)) {
-    fs::path live = cfg.work_dir / "live" / dir.filename();
-    if (!server_off_ && (server_ || (start_server(b.dir), server_ != nullptr))) {
-      prepare(live);
-      served = run_on_server(g, live, timeout_s, env);
-      std::error_code ec;
-      if (served) {
-        Sandbox::remove_odd_files(live);
-        fs::rename(live, dir, ec);
-        served = !ec;
+  // One run of the group into g. `alone`: the retry after a sign of the machine's fault, in a fresh sandbox (never on
+  // the worker server) and holding the GPU turn whatever the group, so no other grade of this machine is on the GPU.
+  MachineFault sign = MachineFault::None;
+  GpuMemory before_retry;
+  auto attempt = [&](bool alone) {
+    g = GroupResult{};
+    // Neither the folder nor the nonce says how many runs came before: code under test must not learn which run
+    // (and so which planted operator, in doctest's fixed order) it is in.
+    const fs::path dir = cfg.work_dir / ("run-" + random_token(8) + "-" + name);
+    const std::string nonce = random_token(16);
+    g.nonce = nonce;
+    auto prepare = [&](const fs::path& at) {  // the run's folder, its request and its inputs
+      fs::remove_all(at);
+      fs::create_directories(at);
+      json request = {{"nonce", nonce}, {"group", name}, {"library", library.string()},
+                      {"sources_dir", (b.dir / "src").string()}, {"exercise", exercise.id},
+                      {"out_dir", at.string()}, {"args", worker_args}};
+      if (!inputs.empty()) {
+        write_safetensors((at / "inputs.safetensors").string(), inputs);
+        request["inputs"] = (at / "inputs.safetensors").string();
       }
-      if (!served) fs::remove_all(live, ec);
+      std::ofstream(at / "request.json") << request.dump(2);
+    };
+
+    // The worker server serves a group that needs nothing it was not started with: the default build, no wrapper, no
+    // extra environment, nothing to read beyond what it mounts, no GPU (fork after torch's import has not been shown
+    // on a GPU yet: those groups keep a fresh sandbox each). Anything else, or a server that cannot answer, runs as
+    // before: a fresh sandbox per group.
+    bool served = false;
+    auto step = std::chrono::steady_clock::now();
+    auto mounted = [&](const fs::path& p) {
+      return std::any_of(server_mounts_.begin(), server_mounts_.end(),
+                         [&](const fs::path& m) { return p.lexically_relative(m).string().rfind("..", 0) != 0 &&
+                                                         !p.lexically_relative(m).empty(); });
+    };
+    if (!alone && variant == "default" && !gpu && !args.contains("judge_wrapper") && !args.contains("judge_env") &&
+        std::all_of(readable.begin(), readable.end(), mounted)) {
+      fs::path live = cfg.work_dir / "live" / dir.filename();
+      if (!server_off_ && (server_ || (start_server(b.dir), server_ != nullptr))) {
+        prepare(live);
+        served = run_on_server(g, live, timeout_s, env);
+        std::error_code ec;
+        if (served) {
+          Sandbox::remove_odd_files(live);
+          fs::rename(live, dir, ec);
+          served = !ec;
+        }
+        if (!served) fs::remove_all(live, ec);
+      }
     }
-  }
-  // GPU work of every grade on this machine takes turns (a batch's, a watch's, the test suite's): a neighbour that
-  // holds all of the GPU's memory, or its compute, for as long as its run lasts cannot make another grade's rows fail.
-  // CPU groups run side by side. (COURSE_GPU_LOCK: the lock file; "off": no turns.)
-  std::optional<FileLock> gpu_turn;
-  if (!served && gpu) {
-    const char* lock = getenv("COURSE_GPU_LOCK");
-    std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
-    if (path != "off") {
-      auto waited = std::chrono::steady_clock::now();
-      gpu_turn.emplace(path, 0666);
-      record_time("wait for the GPU (other grades' GPU runs)", waited);
-      step = std::chrono::steady_clock::now();
+    // GPU work of every grade on this machine takes turns (a batch's, a watch's, the test suite's): a neighbour that
+    // holds all of the GPU's memory, or its compute, for as long as its run lasts cannot make another grade's rows fail.
+    // CPU groups run side by side. (COURSE_GPU_LOCK: the lock file; "off": no turns.)
+    std::optional<FileLock> gpu_turn;
+    if (!served && (gpu || alone)) {
+      const char* lock = getenv("COURSE_GPU_LOCK");
+      std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
+      if (path != "off") {
+        auto waited = std::chrono::steady_clock::now();
+        gpu_turn.emplace(path, 0666);
+        record_time("wait for the GPU (other grades' GPU runs)", waited);
+        if (alone && sign != MachineFault::HostMemory) before_retry = gpu_memory();  // no grade of ours on the GPU now
+        step = std::chrono::steady_clock::now();
+      }
     }
-  }
-  if (!served) {
-    std::vector<std::string> argv;
-    for (auto& w : args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());
-    argv.insert(argv.end(), {toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
-                             (dir / "request.json").string()});
-    prepare(dir);
-    g.process = Sandbox::get().run(ProcessSpec{argv, env, dir.string(), timeout_s, 64 * 1024}, dir, readable);
-  }
-  g.dir = dir;
-  const auto& p = g.process;
-  {
-    // the worker's own account of its phases (import, load, probes): shares a process with the submission, so it
-    // is only ever printed by the bench, never read for a verdict
-    json phases = json::object();
+    if (!served) {
+      std::vector<std::string> argv;
+      for (auto& w : args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());
+      argv.insert(argv.end(), {toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
+                               (dir / "request.json").string()});
+      prepare(dir);
+      g.process = Sandbox::get().run(ProcessSpec{argv, env, dir.string(), timeout_s, 64 * 1024}, dir, readable);
+    }
+    g.dir = dir;
+    const auto& p = g.process;
+    {
+      // the worker's own account of its phases (import, load, probes): shares a process with the submission, so it
+      // is only ever printed by the bench, never read for a verdict
+      json phases = json::object();
+      try {
+        json r = read_json_bounded(dir / "response.json");
+        if (r.is_object() && r.contains("timing") && r["timing"].is_object())
+          for (auto& [k, v] : r["timing"].items())
+            if (v.is_number() && phases.size() < 8 && k.size() < 32) phases[k] = v;
+      } catch (const std::exception&) {
+      }
+      json entry = {{"variant", variant}, {"worker", phases}, {"forked", served}};
+      if (!server_note_.empty()) entry["server"] = std::exchange(server_note_, std::string());
+      record_time("worker " + name, step, entry);
+    }
+    const fs::path response = dir / "response.json";
+    auto output_tail = [&] {
+      std::string t = tail_lines(p.err.empty() ? p.out : p.err, 8);
+      return t.empty() ? std::string() : "\nlast output:\n" + t;
+    };
+    if (p.timed_out) {
+      g.failure = "the worker running your operator was stopped after " + std::to_string(int(timeout_s)) +
+                  " s: it did not finish (an infinite loop, or a kernel that never ends?)";
+      if (gpu)
+        gpu_stopped_ = "an earlier run on the GPU was stopped after " + std::to_string(int(timeout_s)) +
+                       " s (an infinite loop, or a kernel that never ends?): the GPU rows after it are not run";
+      return;
+    }
+    if (p.memory_limit) {  // its own cgroup's OOM kill: nothing of a neighbour's, and no retry
+      g.failure = "the process that loaded your library used more than the " +
+                  std::to_string(Sandbox::get().worker_memory_mb()) +
+                  " MiB of host memory a worker run may use, and the kernel stopped it (" + p.describe() +
+                  "): a leak, or an allocation far larger than the inputs need?" + output_tail();
+      return;
+    }
+    if (!fs::exists(response)) {
+      g.failure = "the process that loaded your library " + p.describe() +
+                  " before it could answer (a crash, abort(), or exit() inside the operator or its initialisers)" +
+                  output_tail();
+      return;
+    }
+    json r;
+    std::string unreadable;
     try {
-      json r = read_json_bounded(dir / "response.json");
-      if (r.is_object() && r.contains("timing") && r["timing"].is_object())
-        for (auto& [k, v] : r["timing"].items())
-          if (v.is_number() && phases.size() < 8 && k.size() < 32) phases[k] = v;
-    } catch (const std::exception&) {
-    }
-    json entry = {{"variant", variant}, {"worker", phases}, {"forked", served}};
-    if (!server_note_.empty()) entry["server"] = std::exchange(server_note_, std::string());
-    record_time("worker " + name, step, entry);
-  }
-  const fs::path response = dir / "response.json";
-  auto output_tail = [&] {
-    std::string t = tail_lines(p.err.empty() ? p.out : p.err, 8);
-    return t.empty() ? std::string() : "\nlast output:\n" + t;
-  };
-  if (p.timed_out) {
-    g.failure = "the worker running your operator was stopped after " + std::to_string(int(timeout_s)) +
-                " s: it did not finish (an infinite loop, or a kernel that never ends?)";
-    if (gpu)
-      gpu_stopped_ = "an earlier run on the GPU was stopped after " + std::to_string(int(timeout_s)) +
-                     " s (an infinite loop, or a kernel that never ends?): the GPU rows after it are not run";
-    return g;
-  }
-  if (!fs::exists(response)) {
-    g.failure = "the process that loaded your library " + p.describe() +
-                " before it could answer (a crash, abort(), or exit() inside the operator or its initialisers)" +
-                output_tail();
-    return g;
-  }
-  json r;
-  std::string unreadable;
-  try {
-    r = read_json_bounded(response);
-  } catch (const std::exception& e) {
-    unreadable = std::string(" (") + e.what() + ")";
-  }
-  if (!unreadable.empty() || !r.is_object() || !r.contains("nonce") || r["nonce"] != nonce || !r.contains("group") ||
-      r["group"] != name) {
-    g.failure = "the worker's answer was missing, malformed or not for this request; nothing from it is trusted" +
-                unreadable;
-    return g;
-  }
-  if (!p.exited || p.exit_code != 0) {
-    g.failure = "the process that loaded your library " + p.describe() + " after answering" + output_tail();
-    return g;
-  }
-  if (!r.contains("status") || r["status"] != "ok") {
-    std::string error = r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : "(no reason given)";
-    bool in_submission = r.contains("error_in_submission") && r["error_in_submission"] == true;
-    g.failure = in_submission ? error : "the worker could not run the request: " + error;
-    return g;
-  }
-  fs::path tensors = dir / "outputs.safetensors";
-  if (fs::exists(tensors)) {
-    try {
-      g.tensors = read_safetensors(tensors.string());
+      r = read_json_bounded(response);
     } catch (const std::exception& e) {
-      g.failure = std::string("the worker returned unreadable tensors: ") + e.what();
-      return g;
+      unreadable = std::string(" (") + e.what() + ")";
     }
+    if (!unreadable.empty() || !r.is_object() || !r.contains("nonce") || r["nonce"] != nonce || !r.contains("group") ||
+        r["group"] != name) {
+      g.failure = "the worker's answer was missing, malformed or not for this request; nothing from it is trusted" +
+                  unreadable;
+      return;
+    }
+    if (!p.exited || p.exit_code != 0) {
+      g.failure = "the process that loaded your library " + p.describe() + " after answering" + output_tail();
+      return;
+    }
+    if (!r.contains("status") || r["status"] != "ok") {
+      std::string error = r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : "(no reason given)";
+      bool in_submission = r.contains("error_in_submission") && r["error_in_submission"] == true;
+      g.failure = in_submission ? error : "the worker could not run the request: " + error;
+      return;
+    }
+    fs::path tensors = dir / "outputs.safetensors";
+    if (fs::exists(tensors)) {
+      try {
+        g.tensors = read_safetensors(tensors.string());
+      } catch (const std::exception& e) {
+        g.failure = std::string("the worker returned unreadable tensors: ") + e.what();
+        return;
+      }
+    }
+    g.report = r;
+    g.ok = true;
+  };
+  auto sign_of = [&](const GroupResult& r, long oom_kills) {
+    if (r.process.timed_out) return MachineFault::None;  // a hang costs one timeout (gpu_stopped_), never two
+    // the worker's output and answer (bounded reads): text, so only a reason to look again
+    std::string text = r.failure + "\n" + r.process.out + "\n" + r.process.err;
+    if (r.ok) text += r.report.dump();
+    MachineFault f = fault_sign_in(text);
+    if (f != MachineFault::None) return f;
+    // (an OOM kill in the run's own memory cgroup is the submission's: the limit is its own)
+    return host_memory_sign(!r.process.exited && r.process.term_signal == SIGKILL && !r.process.memory_limit,
+                            oom_kills, oom_kill_count());
+  };
+  long oom_kills = oom_kill_count();
+  attempt(false);
+  sign = sign_of(g, oom_kills);
+  if (sign == MachineFault::None) return g;
+  // A sign of the machine's fault: once more, alone. The same sign again is the machine's fault only on evidence the
+  // submission cannot make up (machine_fault_reason); otherwise the second run's verdicts stand as the submission's.
+  const std::string first = describe(sign);
+  record_time("sign of the machine's fault (" + first + "): retried alone", std::chrono::steady_clock::now());
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // a neighbour's spike may pass
+  oom_kills = oom_kill_count();
+  attempt(true);
+  const MachineFault again = sign_of(g, oom_kills);
+  if (again == MachineFault::None) {
+    g.retry_note = "was retried alone after " + first + ": these verdicts are the retry's";
+  } else if (std::string why = machine_fault_reason(again, before_retry); !why.empty()) {
+    g.not_graded = why;
+  } else {
+    g.retry_note = "failed with " + describe(again) + " again when retried alone, with " +
+                   (before_retry.seen ? std::to_string(long(before_retry.total_mib - before_retry.used_mib)) + " of " +
+                                            std::to_string(long(before_retry.total_mib)) + " MiB of GPU memory free"
+                                      : "no GPU to be seen (" + before_retry.error + ")") +
+                   ": the operator's own doing, graded as such";
   }
-  g.report = r;
-  g.ok = true;
   return g;
 }
 

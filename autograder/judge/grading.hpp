@@ -78,6 +78,9 @@ struct GroupResult {
   json report;                            // the worker's raw observations
   std::map<std::string, Tensor> tensors;  // tensors it returned
   ProcessResult process;
+  // A run retried after a sign of the machine's fault (machine_faults.hpp): why its rows are not graded (the fault
+  // was the machine's, on evidence), else what the retry showed (its verdicts stand), else both empty.
+  std::string not_graded, retry_note;
 };
 
 enum class Status { Pass, Fail, Skip };
@@ -91,6 +94,9 @@ struct Row {
   // Why the row's points were not graded on this machine (e.g. "needs a CUDA device"); empty when they were. Set
   // on a SKIPPED row, and on the row --require-cuda failed instead of skipping it.
   std::string not_graded;
+  // Set when the row read a worker run the grading machine spoiled (GroupResult::not_graded): the row is then not
+  // graded, whatever its check made of that run; retry_note: a run it read was retried (said in its detail).
+  std::string machine_fault, retry_note;
 };
 
 // Thrown inside a check when a prerequisite (build, worker group) failed: the row fails with this message.
@@ -146,6 +152,8 @@ class Session {
   std::string server_note_;  // why the last group did not run on the server (the bench's breakdown prints it)  // this machine, this grade or COURSE_WORKER_SERVER=off: every group in a fresh sandbox
   void start_server(const fs::path& build_dir);
   // Runs one request through the server; false (nothing decided) when the server could not answer it.
+  const GroupResult& run_group(const std::string& name, const json& args, const std::map<std::string, Tensor>& inputs,
+                               const std::string& variant);
   bool run_on_server(GroupResult& g, const fs::path& dir, double timeout_s,
                      const std::map<std::string, std::string>& env);
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

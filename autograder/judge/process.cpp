@@ -37,7 +37,8 @@ namespace {
 struct Exec {
   std::vector<std::string> env_strings;
   std::vector<char*> envp, argv;
-  explicit Exec(const ProcessSpec& spec) {
+  int cgroup_procs_fd = -1;
+  explicit Exec(const ProcessSpec& spec) : cgroup_procs_fd(spec.cgroup_procs_fd) {
     for (auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
     for (auto& s : env_strings) envp.push_back(const_cast<char*>(s.c_str()));
     envp.push_back(nullptr);
@@ -46,6 +47,12 @@ struct Exec {
   }
   // In the child: becomes the command, or exits 127 saying why it could not.
   [[noreturn]] void run(const std::string& cwd) const {
+    // "0" is the writing process: it, and all it will start, are counted against the cgroup's limit from here on
+    if (cgroup_procs_fd >= 0 && write(cgroup_procs_fd, "0", 1) != 1) {
+      const char* msg = "judge: cannot enter the run's memory cgroup\n";
+      (void)!write(2, msg, strlen(msg));
+      _exit(127);
+    }
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
     execve(argv[0], argv.data(), envp.data());
     const char* what = strerror(errno);

@@ -15,6 +15,7 @@ struct ProcessSpec {
   double timeout_s = 60;
   std::size_t output_cap = 64 * 1024;  // bytes kept of each stream; the rest is read and dropped
   bool compiler = false;  // a compiler or linker: Sandbox::run caps its memory even where a worker's cannot be
+  int cgroup_procs_fd = -1;  // a cgroup's cgroup.procs: the child moves itself there before it executes anything
 };
 
 struct ProcessResult {
@@ -27,6 +28,7 @@ struct ProcessResult {
   std::string out, err;
   bool out_truncated = false, err_truncated = false;
   double seconds = 0;
+  bool memory_limit = false;  // the kernel's OOM killer stopped a process of its memory cgroup (Sandbox::run)
   std::string describe() const;  // "exited with status 3", "killed by signal 11 (Segmentation fault)", ...
 };
 

@@ -64,6 +64,13 @@ struct RowReporter : doctest::IReporter {
       r->status = Status::Fail;
       r->detail = "the check ended without a verdict (a grader bug: please report it)";
     }
+    if (!r->machine_fault.empty()) {  // the machine spoiled a run this row read: its verdict says nothing of the code
+      r->detail = "not graded: " + r->machine_fault + " (the check said: " + r->detail + ")";
+      r->status = Status::Skip;
+      r->not_graded = r->machine_fault;
+    } else if (!r->retry_note.empty()) {
+      r->detail += " (" + r->retry_note + ")";
+    }
     if (!s.exercise.find_check(r->id)) {
       r->status = Status::Fail;
       r->detail = "check '" + r->id + "' is not listed in exercise.json (a course bug)";

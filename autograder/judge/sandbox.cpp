@@ -205,6 +205,9 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
   bool no_cuda = !cuda_device_nodes() || (cvd && (std::string(cvd).empty() || std::string(cvd) == "-1"));
   limit_memory_ = limits_ && no_cuda;
+  std::string cgroup_reason;
+  cgroups_.configure(std::max<unsigned long long>(64, env_number("COURSE_SANDBOX_WORKER_MEMORY_MB", 16384)) << 20,
+                     cgroup_reason);
   // RLIMIT_NPROC counts the processes of a uid and root ignores it: it needs a uid of the sandbox's own (root +
   // setpriv) or a user namespace (bubblewrap run by an ordinary user counts only the sandbox's processes).
   limit_nproc_ = limits_ && (drop_uid_ || (!root && use_bwrap_));
@@ -245,6 +248,10 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
                     (use_bwrap_ ? "; /tmp (in memory) holds " + std::to_string(tmp_bytes_ >> 20) + " MiB in all" : "")
               : "prlimit (util-linux) is not installed");
   const std::string compilers = "; the compiler and linker: " + std::to_string(compile_memory_bytes_ >> 20) + " MiB";
+  add("limit_host_memory", "host memory of every worker run, a CUDA worker's included, is capped (a memory cgroup)",
+      cgroups_.on(), cgroups_.on() ? std::to_string(cgroups_.limit_bytes() >> 20) + " MiB per run (" +
+                                         cgroups_.where() + "); the OOM killer stops the run's own processes only"
+                                   : cgroup_reason);
   add("limit_memory", "address space of a CPU-only worker is capped (RLIMIT_AS)", limit_memory_,
       limit_memory_ ? std::to_string(memory_bytes_ >> 20) + " MiB" + compilers
                     : !limits_ ? "prlimit (util-linux) is not installed"
@@ -432,6 +439,9 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
   if (compiler_cache.empty()) spec.env.erase("CCACHE_DIR");
   else spec.env["CCACHE_DIR"] = compiler_cache.string();
   spec.argv = command(spec, scratch, read_only, compiler_cache);
+  MemoryCgroups::Run cgroup;  // a worker's host memory (a compiler's is capped by RLIMIT_AS on every machine)
+  if (!spec.compiler) cgroup = cgroups_.open();
+  spec.cgroup_procs_fd = cgroup.procs_fd;
   ProcessResult r = run_process(spec);
   // bubblewrap reports a child killed by signal N as exit status 128+N: say it as the signal it was.
   if (use_bwrap_ && r.exited && r.exit_code > 128 && r.exit_code < 128 + 65) {
@@ -439,6 +449,8 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
     r.term_signal = r.exit_code - 128;
   }
   sweep_uid();
+  r.memory_limit = cgroups_.oom_kills(cgroup) > 0;
+  cgroups_.close(cgroup);
   remove_odd_files(scratch);  // the judge reads files from here next
   return r;
 }
@@ -486,6 +498,9 @@ bool Sandbox::start_server(ServerProcess& server, ProcessSpec spec, const fs::pa
   spec.env = environment(spec.env, live);
   spec.env.erase("CCACHE_DIR");
   spec.argv = command(spec, live, read_only, {}, server_uid_, true);
+  cgroups_.close(server_cgroup_);
+  server_cgroup_ = cgroups_.open();
+  spec.cgroup_procs_fd = server_cgroup_.procs_fd;
   return server.start(spec);
 }
 
@@ -502,6 +517,7 @@ std::map<std::string, std::string> Sandbox::server_folder(const fs::path& folder
 void Sandbox::stop_server(ServerProcess& server, double grace_s) const {
   server.stop(grace_s);
   sweep_uid(server_uid_);
+  cgroups_.close(server_cgroup_);
 }
 
 }  // namespace judge

@@ -15,12 +15,15 @@
 //              COURSE_SANDBOX_MEMORY_MB=N  RLIMIT_AS of a CPU-only worker (default 8192)
 //              COURSE_SANDBOX_COMPILE_MEMORY_MB=N  RLIMIT_AS of a compile or link, on every machine (default 8192)
 //              COURSE_SANDBOX_TMP_MB=N  the size of the sandbox's /tmp, a tmpfs in the host's memory (default 1024)
+//              COURSE_SANDBOX_WORKER_MEMORY_MB=N  host memory of one worker run, CUDA workers included: a memory
+//                                    cgroup of its own (default 16384); COURSE_SANDBOX_CGROUP=off: none
 #pragma once
 #include <filesystem>
 #include <map>
 #include "json.hpp"
 #include <string>
 #include <vector>
+#include "memory_cgroup.hpp"
 
 #include "process.hpp"
 
@@ -80,6 +83,9 @@ class Sandbox {
   // once its stdin closes), then every process of its uid.
   void after_server_request() const { empty_keyrings_of(server_uid_); }
   void stop_server(ServerProcess& server, double grace_s = 0) const;
+  // The kernel's OOM kills inside the worker server's memory cgroup so far (a request's child over the limit).
+  long server_oom_kills() const { return cgroups_.oom_kills(server_cgroup_); }
+  unsigned long long worker_memory_mb() const { return cgroups_.limit_bytes() >> 20; }
   // Removes anything in `folder` that is not a plain file or folder (a FIFO or symlink planted to hang or mislead).
   static void remove_odd_files(const std::filesystem::path& folder);
 
@@ -106,6 +112,8 @@ class Sandbox {
   std::filesystem::path course_root_;
   std::vector<std::filesystem::path> system_ro_;  // read-only binds every sandboxed process gets
   std::vector<Protection> protections_;
+  mutable MemoryCgroups cgroups_;             // host memory of every worker run (memory_cgroup.hpp)
+  mutable MemoryCgroups::Run server_cgroup_;  // the worker server's, for its whole life
 
   std::vector<std::string> command(const ProcessSpec& spec, const std::filesystem::path& scratch,
                                    const std::vector<std::filesystem::path>& read_only,

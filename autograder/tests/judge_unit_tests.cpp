@@ -20,6 +20,7 @@
 #include "../judge/diagnostics.hpp"
 #include "../judge/grading.hpp"
 #include "../judge/json.hpp"
+#include "../judge/machine_faults.hpp"
 #include "../judge/process.hpp"
 #include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
@@ -663,4 +664,32 @@ TEST_CASE("compiler errors: of the link's undefined references, a C++ one is an 
         "x.cpp:(.text+0x1): undefined reference to `vtable for Shape'\n");
   CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `ns::counter'\n") != "");
   CHECK(undefined_cxx_references("") == "");
+}
+
+TEST_CASE("machine faults: a sign in text buys a retry; 'not graded' needs evidence the submission cannot make up") {
+  CHECK(fault_sign_in("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") == MachineFault::GpuMemory);
+  CHECK(fault_sign_in("AcceleratorError: CUDA error: out of memory") == MachineFault::GpuMemory);
+  CHECK(fault_sign_in("CUDA error: CUDA-capable device(s) is/are busy or unavailable") == MachineFault::GpuLost);
+  CHECK(fault_sign_in("mm16: out of range") == MachineFault::None);
+  CHECK(fault_sign_in("std::bad_alloc") == MachineFault::None);  // host allocations fail inside the RLIMIT: the code's
+  CHECK(host_memory_sign(true, 3, 4) == MachineFault::HostMemory);
+  CHECK(host_memory_sign(true, 3, 3) == MachineFault::None);   // SIGKILL without an OOM kill: not the machine's
+  CHECK(host_memory_sign(false, 3, 4) == MachineFault::None);  // another process was the victim
+  CHECK(host_memory_sign(true, -1, 4) == MachineFault::None);  // the count could not be read before
+  GpuMemory busy = parse_gpu_memory("140000, 143771\n");
+  REQUIRE(busy.seen);
+  CHECK(busy.used_mib == 140000);
+  CHECK(!parse_gpu_memory("[N/A], [N/A]").seen);
+  CHECK(!parse_gpu_memory("").seen);
+  CHECK(machine_fault_reason(MachineFault::GpuMemory, busy).find("held 136.7 of 140.4 GiB") != std::string::npos);
+  CHECK(machine_fault_reason(MachineFault::GpuMemory, parse_gpu_memory("600, 143771")) == "");  // free: its own doing
+  GpuMemory none;
+  none.error = "nvidia-smi is not on this machine's PATH";
+  CHECK(machine_fault_reason(MachineFault::GpuMemory, none) == "");  // no GPU to be seen: the words were its own
+  CHECK(machine_fault_reason(MachineFault::GpuLost, none) == "");
+  GpuMemory lost;
+  lost.error = "nvidia-smi exited with status 15: Unable to determine the device handle for GPU0: GPU is lost";
+  CHECK(machine_fault_reason(MachineFault::GpuLost, lost).find("lost or unavailable") != std::string::npos);
+  CHECK(machine_fault_reason(MachineFault::GpuLost, busy) == "");  // nvidia-smi sees it: the code's own error
+  CHECK(!machine_fault_reason(MachineFault::HostMemory, none).empty());
 }
