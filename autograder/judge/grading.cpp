@@ -169,24 +169,20 @@ const CheckSpec* Exercise::find_check(const std::string& id) const {
   return nullptr;
 }
 
-namespace {
-// An exclusive flock on `path` (made if missing), held until destroyed; held() is false when the file could not be
-// opened. Judges that share something (a submission's compiler cache, the machine's GPU) take turns through one.
-class FileLock {
- public:
-  FileLock(const std::string& path, mode_t mode) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode)) {
-    if (fd_ >= 0)
-      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  ~FileLock() { if (fd_ >= 0) ::close(fd_); }
-  bool held() const { return fd_ >= 0; }
+FileLock::FileLock(const std::string& path, mode_t mode)
+    : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode)) {
+  if (fd_ >= 0)
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+}
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
- private:
-  int fd_;
-};
-}  // namespace
+std::string gpu_lock_path() {
+  const char* lock = getenv("COURSE_GPU_LOCK");
+  std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
+  return path == "off" ? "" : path;
+}
 
 Session& Session::get() {
   static Session s;
@@ -525,7 +521,11 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
   // Only a GPU group sees the GPU (and it takes the GPU turn): no other run can take a neighbour's GPU memory.
   if (args.value("hide_cuda", false) || !gpu) env["CUDA_VISIBLE_DEVICES"] = "";
   const json extra_env = args.value("judge_env", json::object());  // (a named value: items() of a temporary dangles)
-  for (auto& [k, v] : extra_env.items()) env[k] = v.get<std::string>();
+  for (auto& [k, v] : extra_env.items()) {
+    if (!host_variable_allowed(k) && !judge_variable_allowed(k))  // it would be dropped, silently: a course bug
+      throw std::logic_error("judge_env names " + k + ", which the sandbox's environment allowlist drops");
+    env[k] = v.get<std::string>();
+  }
   const double timeout_s = args.value("judge_timeout_s", cfg.worker_timeout_s);
 
   // One run of the group into g. `alone`: the retry after a sign of the machine's fault, in a fresh sandbox (never on
@@ -583,9 +583,7 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
     // CPU groups run side by side. (COURSE_GPU_LOCK: the lock file; "off": no turns.)
     std::optional<FileLock> gpu_turn;
     if (!served && (gpu || alone)) {
-      const char* lock = getenv("COURSE_GPU_LOCK");
-      std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
-      if (path != "off") {
+      if (std::string path = gpu_lock_path(); !path.empty()) {
         auto waited = std::chrono::steady_clock::now();
         gpu_turn.emplace(path, 0666);
         record_time("wait for the GPU (other grades' GPU runs)", waited);

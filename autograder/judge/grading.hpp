@@ -1,6 +1,8 @@
 // The judge's model of one grading run: the exercise's metadata (from the course, never from the submission),
 // the submission's build, the worker groups that ran it, and the rows (one per check) with their verdicts.
 #pragma once
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -159,6 +161,23 @@ class Session {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string gpu_stopped_;  // why later GPU runs are not started (an earlier one timed out)
 };
+
+// An exclusive flock on `path` (made if missing), held until destroyed; held() is false when the file could not be
+// opened. Judges that share something (a submission's compiler cache, the machine's GPU) take turns through one.
+class FileLock {
+ public:
+  FileLock(const std::string& path, mode_t mode);
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+// The lock file of this machine's GPU turn: every process that uses the GPU for a grade (a worker run, a probe of
+// the judge's own) holds it meanwhile, so no two grades are on the GPU at once (COURSE_GPU_LOCK; "off": "" here).
+std::string gpu_lock_path();
 
 // The run's evidence file `name` (in its folder), only if it is what the worker announced before it ran submission
 // code (groups_common.announce_evidence: the first "course-evidence NONCE NAME SHA256" line of its output);

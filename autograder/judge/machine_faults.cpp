@@ -44,6 +44,7 @@ GpuMemory parse_gpu_memory(const std::string& line) {
     m.error = "nvidia-smi's answer was not 'used, total': '" + line.substr(0, 80) + "'";
     return m;
   }
+  if (in >> comma && comma == ',') in >> m.compute_mode;
   m.seen = true;
   return m;
 }
@@ -64,14 +65,22 @@ GpuMemory gpu_memory() {
   }
   std::string gpu = "0";
   if (const char* v = getenv("CUDA_VISIBLE_DEVICES"); v && *v) gpu = std::string(v).substr(0, std::string(v).find(','));
-  ProcessResult r = run_process(ProcessSpec{{smi, "--query-gpu=memory.used,memory.total", "--format=csv,noheader,nounits",
-                                             "-i", gpu},
+  ProcessResult r = run_process(ProcessSpec{{smi, "--query-gpu=memory.used,memory.total,compute_mode",
+                                             "--format=csv,noheader,nounits", "-i", gpu},
                                             current_environment(), "/", 20, 4096});
   if (!r.exited || r.exit_code != 0) {
     m.error = "nvidia-smi " + r.describe() + ": " + r.out.substr(0, 120) + r.err.substr(0, 120);
     return m;
   }
-  return parse_gpu_memory(r.out);
+  m = parse_gpu_memory(r.out);
+  ProcessResult apps = run_process(ProcessSpec{{smi, "--query-compute-apps=pid", "--format=csv,noheader", "-i", gpu},
+                                               current_environment(), "/", 20, 4096});
+  for (std::size_t p = 0; apps.exited && apps.exit_code == 0 && (p = apps.out.find_first_of("0123456789", p)) !=
+                                                                        std::string::npos;) {
+    ++m.processes;
+    p = apps.out.find('\n', p);
+  }
+  return m;
 }
 
 std::string describe(MachineFault sign) {
@@ -103,9 +112,13 @@ std::string machine_fault_reason(MachineFault sign, const GpuMemory& before) {
                " of " + gib(before.total_mib) + " GiB when the run was retried alone";
       return "";
     case MachineFault::GpuLost:
-      // A submission can print the words; it cannot make nvidia-smi lose the GPU.
+      // A submission can print the words; it cannot make nvidia-smi lose the GPU, nor put another process on a GPU
+      // that admits one at a time while no grade of this machine is on it.
       if (!before.seen && before.error.find("not on this machine's PATH") == std::string::npos)
         return "the GPU was lost or unavailable (" + before.error + ")";
+      if (before.seen && before.compute_mode != "Default" && !before.compute_mode.empty() && before.processes > 0)
+        return "the GPU admits one process at a time (" + before.compute_mode + ") and a process outside this grade "
+               "held it when the run was retried alone";
       return "";
     case MachineFault::HostMemory:
       // The kernel counted an OOM kill during each of the two runs, and each ended the worker by SIGKILL.

@@ -23,10 +23,13 @@ long oom_kill_count();
 struct GpuMemory {
   bool seen = false;  // nvidia-smi answered for that GPU
   double used_mib = 0, total_mib = 0;
-  std::string error;  // why not seen
+  std::string compute_mode;  // "Default", "Exclusive_Process", "Prohibited"
+  int processes = 0;         // processes with a context on it
+  std::string error;         // why not seen
 };
 GpuMemory gpu_memory();
-// One line of `nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader,nounits` ("1234, 143771").
+// One line of `nvidia-smi --query-gpu=memory.used,memory.total,compute_mode --format=csv,noheader,nounits`
+// ("1234, 143771, Default"; the mode may be missing).
 GpuMemory parse_gpu_memory(const std::string& line);
 
 // After a retry that failed with the same sign: the reason the rows are not graded (the machine's fault), or ""

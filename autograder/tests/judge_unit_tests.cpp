@@ -693,3 +693,15 @@ TEST_CASE("machine faults: a sign in text buys a retry; 'not graded' needs evide
   CHECK(machine_fault_reason(MachineFault::GpuLost, busy) == "");  // nvidia-smi sees it: the code's own error
   CHECK(!machine_fault_reason(MachineFault::HostMemory, none).empty());
 }
+
+TEST_CASE("machine faults: a GPU that admits one process, held by another, is the machine's") {
+  GpuMemory held = parse_gpu_memory("600, 143771, Exclusive_Process");
+  REQUIRE(held.seen);
+  CHECK(held.compute_mode == "Exclusive_Process");
+  CHECK(machine_fault_reason(MachineFault::GpuLost, held) == "");  // nobody else on it: the code's own error
+  held.processes = 1;
+  CHECK(machine_fault_reason(MachineFault::GpuLost, held).find("one process at a time") != std::string::npos);
+  GpuMemory shared = parse_gpu_memory("600, 143771, Default");
+  shared.processes = 3;
+  CHECK(machine_fault_reason(MachineFault::GpuLost, shared) == "");  // a shared GPU: others do not make it busy
+}

@@ -14,7 +14,8 @@ Run by tools/gpu/run_on_gpu.sh LOG_DIR neighbours, with the course built. Four p
    row is "not graded: the grading machine ran out of GPU memory", none FAILs, and the totals say so.
 5. Nothing of any grade is left behind: no process of a sandbox uid, no process holding GPU memory.
 
-usage: python tools/gpu/neighbours.py LOG_DIR   (exit status 1 when an expectation fails; the report: neighbours.txt)
+usage: python tools/gpu/neighbours.py LOG_DIR [PARTS]   (PARTS: e.g. 1,4; default 1,2,3,4; part 5 always runs. Exit
+       status 1 when an expectation fails; the report: LOG_DIR/neighbours.txt)
 """
 import json
 import os
@@ -122,7 +123,7 @@ def check_batch(out, references, ref, ref_data, takers):
                                        f"doing), none 'not graded' ({machine or 'none'})")
 
 
-def main(logs):
+def main(logs, parts):
     logs = Path(logs)
     logs.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="course-neighbours-"))
@@ -134,58 +135,64 @@ def main(logs):
         ref, ref_data = verdicts(alone)
         say(f"score {ref_data['score']:g} of {ref_data['max_score']:g}")
 
-        say("\n## 1. The issue's batch (--jobs 2): the reference beside an operator that takes all of the GPU's memory")
-        one = tmp / "batch-2"
-        course("batch", make_class(tmp / "c1", {"alice": "reference", "mallory": "takes_all_gpu_memory"}), "--jobs", "2",
-               "--exercises", EX, "--out", one)
-        check_batch(one, ["alice"], ref, ref_data, ["mallory"])
+        say(f"compute mode: {smi('--query-gpu=compute_mode') or '?'}; parts: {', '.join(map(str, sorted(parts)))}")
+        if 1 in parts:
+            say("\n## 1. The issue's batch (--jobs 2): the reference beside an operator that takes all of the GPU's memory")
+            one = tmp / "batch-2"
+            course("batch", make_class(tmp / "c1", {"alice": "reference", "mallory": "takes_all_gpu_memory"}), "--jobs", "2",
+                   "--exercises", EX, "--out", one)
+            check_batch(one, ["alice"], ref, ref_data, ["mallory"])
 
-        say("\n## 2. Eight students, --jobs 8, default settings: four references beside hostile neighbours")
-        eight = tmp / "batch-8"
-        course("batch", make_class(tmp / "c2", {"alice": "reference", "bob": "reference", "carol": "reference",
-                                                "dave": "reference", "mallory_gpu": "takes_all_gpu_memory",
-                                                "mallory_gpu_2": "takes_all_gpu_memory",
-                                                "mallory_host": "holds_host_memory", "mallory_hang": "kernel_never_ends"}),
-               "--jobs", "8", "--exercises", EX, "--out", eight)
-        check_batch(eight, ["alice", "bob", "carol", "dave"], ref, ref_data, ["mallory_gpu", "mallory_gpu_2"])
-        host, _ = verdicts(eight / "students" / "mallory_host" / EX)
-        expect(host == ref, "the host-memory taker (right, only greedy): the reference's verdicts")
-        hang, _ = rows(eight / "students" / "mallory_hang" / EX)
-        say(f"  the kernel that never ends: {hang['score']:g} of {hang['max_score']:g}")
+        if 2 in parts:
+            say("\n## 2. Eight students, --jobs 8, default settings: four references beside hostile neighbours")
+            eight = tmp / "batch-8"
+            course("batch", make_class(tmp / "c2", {"alice": "reference", "bob": "reference", "carol": "reference",
+                                                    "dave": "reference", "mallory_gpu": "takes_all_gpu_memory",
+                                                    "mallory_gpu_2": "takes_all_gpu_memory",
+                                                    "mallory_host": "holds_host_memory", "mallory_hang": "kernel_never_ends"}),
+                   "--jobs", "8", "--exercises", EX, "--out", eight)
+            check_batch(eight, ["alice", "bob", "carol", "dave"], ref, ref_data, ["mallory_gpu", "mallory_gpu_2"])
+            host, _ = verdicts(eight / "students" / "mallory_host" / EX)
+            expect(host == ref, "the host-memory taker (right, only greedy): the reference's verdicts")
+            hang, _ = rows(eight / "students" / "mallory_hang" / EX)
+            say(f"  the kernel that never ends: {hang['score']:g} of {hang['max_score']:g}")
 
-        say("\n## 3. The GPU turns switched off (COURSE_GPU_LOCK=off): the batch of part 1 again")
-        off = tmp / "batch-off"
-        course("batch", make_class(tmp / "c3", {"alice": "reference", "mallory": "takes_all_gpu_memory"}), "--jobs", "2",
-               "--exercises", EX, "--out", off, env={"COURSE_GPU_LOCK": "off"})
-        say(gradebook(off))
-        _, alice = rows(off / "students" / "alice" / EX)
-        failed = [i for i, r in alice.items() if r["status"] == "FAIL"]
-        spoiled = {i: r["detail"][:200] for i, r in alice.items() if r.get("not_graded") or "retried" in r["detail"]}
-        expect(not failed, f"no row of the reference FAILs without the turns ({failed or 'none'}); retried or not "
-                           f"graded: {len(spoiled)}")
-        for i, d in spoiled.items():
-            say(f"  {i}: {d}")
+        if 3 in parts:
+            say("\n## 3. The GPU turns switched off (COURSE_GPU_LOCK=off): the batch of part 1 again")
+            off = tmp / "batch-off"
+            course("batch", make_class(tmp / "c3", {"alice": "reference", "mallory": "takes_all_gpu_memory"}), "--jobs", "2",
+                   "--exercises", EX, "--out", off, env={"COURSE_GPU_LOCK": "off"})
+            say(gradebook(off))
+            _, alice = rows(off / "students" / "alice" / EX)
+            failed = [i for i, r in alice.items() if r["status"] == "FAIL"]
+            spoiled = {i: r["detail"][:200] for i, r in alice.items() if r.get("not_graded") or "retried" in r["detail"]}
+            expect(not failed, f"no row of the reference FAILs without the turns ({failed or 'none'}); retried or not "
+                               f"graded: {len(spoiled)}")
+            for i, d in spoiled.items():
+                say(f"  {i}: {d}")
 
-        say("\n## 4. A process outside the course holds all of the GPU's memory while the reference is graded alone")
-        hog = subprocess.Popen([PY, "-c", HOLD_GPU], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        say("  " + hog.stdout.readline().strip())
-        try:
-            held = tmp / "held"
-            course("grade", EX, ROOT / "solutions" / EX, "--out", held, "--no-color")
-        finally:
-            hog.stdin.close()
-            hog.wait(timeout=60)
-        data, got = rows(held)
-        cuda_rows = [i for i, r in got.items() if i.endswith(".cuda") and i != "guard.cuda"]
-        machine = [i for i in cuda_rows if got[i]["status"] == "SKIPPED" and "ran out of GPU memory" in got[i]["not_graded"]]
-        failed = [i for i, r in got.items() if r["status"] == "FAIL"]
-        expect(not failed and machine == cuda_rows,
-               f"every CUDA row not graded for the machine's GPU memory ({len(machine)} of {len(cuda_rows)}), none "
-               f"FAILs ({failed or 'none'})")
-        say(f"  the totals: score {data['score']:g} of {data['max_score']:g}; not graded: "
-            f"{json.dumps(data.get('not_graded'))}")
-        if machine:
-            say(f"  {machine[0]}: {got[machine[0]]['detail'][:300]}")
+        if 4 in parts:
+            say("\n## 4. A process outside the course holds all of the GPU's memory while the reference is graded alone")
+            hog = subprocess.Popen([PY, "-c", HOLD_GPU], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            say("  " + hog.stdout.readline().strip())
+            try:
+                held = tmp / "held"
+                course("grade", EX, ROOT / "solutions" / EX, "--out", held, "--no-color")
+            finally:
+                hog.stdin.close()
+                hog.wait(timeout=60)
+            data, got = rows(held)
+            cuda_rows = [i for i, r in got.items() if i.endswith(".cuda") and i != "guard.cuda"]
+            machine = [i for i in cuda_rows if got[i]["status"] == "SKIPPED"]
+            failed = [i for i, r in got.items() if r["status"] == "FAIL"]
+            expect(not failed and machine == cuda_rows,
+                   f"every CUDA row not graded ({len(machine)} of {len(cuda_rows)}), none FAILs ({failed or 'none'})")
+            for why in sorted({got[i]["not_graded"] for i in machine}):
+                say(f"  not graded: {why[:240]}")
+            say(f"  the totals: score {data['score']:g} of {data['max_score']:g}; not graded: "
+                f"{json.dumps(data.get('not_graded'))}")
+            if machine:
+                say(f"  {machine[0]}: {got[machine[0]]['detail'][:300]}")
 
         say("\n## 5. Nothing left behind")
         left = subprocess.run(["ps", "-eo", "uid,pid,args", "--no-headers"], capture_output=True, text=True).stdout
@@ -207,4 +214,6 @@ def main(logs):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], {int(p) for p in (sys.argv[2] if len(sys.argv) == 3 else "1,2,3,4").split(",")}))

@@ -4,7 +4,7 @@
 #
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
 #                                                 gpu-cases-no-gpu, cuda-cases, late-cases, harness-5x, hang, probes,
-#                                                 neighbours, mutants
+#                                                 neighbours, mutants, cases
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -62,7 +62,9 @@ for s in $steps; do
       step harness-5x bash -c 'for i in 1 2 3 4 5; do ./course test -R "planted/07_testing/reference$" || exit 1; done' ;;
     neighbours)  # issue 30: the reference's verdicts beside hostile neighbours in a --jobs 8 batch, with the GPU turns
       # off, and beside a process outside the course that holds all of the GPU's memory (tools/gpu/neighbours.py)
-      step neighbours bash -c "./course build && '$COURSE_PYTHON' tools/gpu/neighbours.py '$logs'" ;;
+      step neighbours bash -c "./course build && '$COURSE_PYTHON' tools/gpu/neighbours.py '$logs' ${COURSE_NEIGHBOURS_PARTS:-}" ;;
+    cases)  # the planted cases COURSE_CASES (a ctest regex) names
+      step cases ./course test -R "${COURSE_CASES:?COURSE_CASES: a ctest regex}" ;;
     mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants
       step mutants ./course mutants 04 --sample "${COURSE_MUTANTS_SAMPLE:-24}" --jobs 8 --out "$logs/mutants" ;;
     hang)  # issue 31: a kernel that never ends, graded with the default settings, beside the reference's grade time
