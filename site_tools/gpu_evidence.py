@@ -101,10 +101,13 @@ def reference_row(summary: dict, exercise: str, row: str) -> dict:
         raise EvidenceError(f"{summary['folder']}/main.log has no row {row} of {exercise}") from None
 
 
-def machine_line(summary: dict, file: str = "main.log") -> str:
+def machine_line(summary: dict, file: str | None = None) -> str:
+    """The machine, the date and the file the figures come from (main.log, else the run's folder)."""
     m = summary["machine"]
+    if file is None:
+        file = "main.log" if summary["references"] else ""
     return (f"{m['gpu']}, driver {m['driver']}, CUDA {m['cuda']}, torch {m['torch']}; {summary['date']}; "
-            f"`{summary['folder']}/{file}`")
+            f"`{summary['folder']}{'/' + file if file else ''}`")
 
 
 def main(argv: list[str]) -> int:

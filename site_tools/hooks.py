@@ -158,11 +158,13 @@ def _gpu_evidence(markdown, page):
         s = summary(m.group(1))
         c = s["cases"].get(m.group(2))
         if c is None:
-            raise PluginError(f"{src}: {s['folder']}/verdicts-gpu-cases.md has no planted case {m.group(2)}")
+            raise PluginError(f"{src}: no verdict table of {s['folder']} has planted case {m.group(2)}")
         if m.group(1) not in runs_named:
             raise PluginError(f"{src}: a gpu-case of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the page")
         failed = ", ".join(f"`{r}`" for r in c["failed"]) or "none"
+        skipped = ", ".join(f"`{r}`" for r in c["skipped"])
         return (f"planted `{m.group(2)}` on the GPU: rows failed {failed}"
+                f"{'; SKIPPED ' + skipped if skipped else ''}"
                 f"{' (its expected verdict)' if c['as_expected'] else ' (NOT its expected verdict)'}")
 
     runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}

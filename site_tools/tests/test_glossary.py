@@ -166,8 +166,8 @@ def check(root=COURSE_ROOT):
         sec = dict(secs)
         measured = sec.get("Measured", "")
         cited = EVIDENCE.findall(measured)
-        # a run's rows rendered from its summary.json (```gpu-rows FOLDER, <!-- gpu-row: FOLDER ... -->)
-        for folders in re.findall(r"^```gpu-rows[ \t]+(\S+)|<!-- gpu-row: (\S+) ", measured, re.M):
+        # a run's rows rendered from its summary.json (```gpu-rows FOLDER, <!-- gpu-row|gpu-case|gpu-run: FOLDER ... -->)
+        for folders in re.findall(r"^```gpu-rows[ \t]+(\S+)|<!-- gpu-(?:row|case|run): (\S+) ", measured, re.M):
             cited += [f"evidence/gpu/{folder}/summary.json" for folder in folders if folder]
         for path in cited:
             if not os.path.exists(os.path.join(root, path)):
@@ -240,8 +240,11 @@ PLANTED = [
      "## Where you meet this", "## Sources\n\n- moved up\n\n## Where you meet this",
      ["opcheck.md", "not the seed's sections in order"]),
     ("a Measured section citing a log that does not exist", "chapters/glossary/gencode.md",
-     "evidence/gpu/2026-12-03-all-solutions-2/main.log", "evidence/gpu/2026-12-03-all-solutions-2/no-such.log",
+     "`evidence/gpu/README.md` records it", "`evidence/gpu/no-such.log` records it",
      ["gencode.md", "no-such.log", "does not exist"]),
+    ("a Measured section quoting a run that does not exist", "chapters/glossary/gencode.md",
+     "<!-- gpu-case: 2026-12-02-arch-list-9.0a ", "<!-- gpu-case: 2026-12-02-no-such-run ",
+     ["gencode.md", "2026-12-02-no-such-run/summary.json", "does not exist"]),
     ("front matter with a bad field value", "chapters/glossary/dispatcher.md",
      "reviewers: pending\n", "reviewers: pendng\n",
      ["chapters/glossary/dispatcher.md", "'reviewers'"]),
