@@ -67,38 +67,64 @@ if [ ${#to_install[@]} -gt 0 ]; then
   fi
 fi
 
-# --- Python with torch -----------------------------------------------------------------------------------------
+# --- cheap checks first: nothing is downloaded for a machine that cannot build the course ------------------------
 req="$root/requirements/course.txt"
+problems=()
+command -v "${CXX:-g++}" >/dev/null || command -v c++ >/dev/null ||
+  problems+=("no C++ compiler (${CXX:-g++}); Debian: apt-get install g++")
+nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+nvcc_version=
+if [ -x "$nvcc" ]; then
+  nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9.]*\).*/\1/p')
+else
+  problems+=("nvcc not found (looked at CUDACXX, on PATH and at /usr/local/cuda/bin/nvcc): install the CUDA toolkit or set CUDACXX")
+fi
+if [ -z "${COURSE_PYTHON:-}" ]; then
+  pinned_cuda=$(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$req" | head -1)
+  if [ -n "$nvcc_version" ] && [ -n "$pinned_cuda" ] && [ "${nvcc_version%%.*}" != "$pinned_cuda" ]; then
+    problems+=("nvcc is CUDA $nvcc_version but the pinned torch is built for CUDA $pinned_cuda (requirements/course.txt): their major versions must match; point CUDACXX at a CUDA $pinned_cuda nvcc, or use a torch you installed for your CUDA with COURSE_PYTHON=/path/to/python")
+  fi
+  base_python=${COURSE_BASE_PYTHON:-python3}
+  key=$( { grep -v -e '^#' -e '^$' "$req"; "$base_python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+  venv="$cache/venv-$key"
+  if [ ! -f "$venv/.complete" ]; then  # the download and install take several GB
+    need_gb=${COURSE_SETUP_FREE_GB:-10}
+    probe=$cache; while [ ! -d "$probe" ]; do probe=$(dirname "$probe"); done
+    free_gb=$(( $(df -Pk "$probe" | awk 'NR == 2 {print $4}') / 1048576 ))
+    [ "$free_gb" -ge "$need_gb" ] ||
+      problems+=("only $free_gb GB free under $probe; the course's environment (torch and its tools) needs about $need_gb GB: free some space or set COURSE_CACHE to a larger disk")
+  fi
+fi
+if [ ${#problems[@]} -gt 0 ]; then
+  for p in "${problems[@]}"; do echo "setup: error: $p" >&2; done
+  die "${#problems[@]} problem(s) above; nothing was downloaded"
+fi
+
+# --- Python with torch -----------------------------------------------------------------------------------------
 if [ -n "${COURSE_PYTHON:-}" ]; then
   python=$(command -v "$COURSE_PYTHON") || die "COURSE_PYTHON=$COURSE_PYTHON is not an executable"
   "$python" -c 'import torch, safetensors' 2>/dev/null ||
     die "COURSE_PYTHON=$python cannot import torch and safetensors; install them there or unset COURSE_PYTHON to build a venv"
   say "using the already-installed torch of $python (no venv)"
 else
-  base_python=${COURSE_BASE_PYTHON:-python3}
-  key=$( { grep -v -e '^#' -e '^$' "$req"; "$base_python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
-  venv="$cache/venv-$key"
   if [ ! -f "$venv/.complete" ]; then
-    say "creating $venv (first run on this machine downloads torch, a few GB)"
+    say "creating $venv (first run on this machine: torch and its tools, a few GB; pip's progress follows)"
     rm -rf "$venv"
     mkdir -p "$cache"
     "$base_python" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$venv/bin/python" -m pip install -q -r "$req" || die "pip install -r $req failed (see above)"
+    "$venv/bin/python" -m pip install --progress-bar on -r "$req" >&2 || die "pip install -r $req failed (see above)"
     touch "$venv/.complete"
   fi
   python="$venv/bin/python"
 fi
 
-# --- torch's CUDA must be nvcc's CUDA major --------------------------------------------------------------------
-nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-[ -x "$nvcc" ] || die "nvcc not found (looked on PATH and at /usr/local/cuda/bin/nvcc); install the CUDA toolkit or set CUDACXX"
-nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9.]*\).*/\1/p')
+# --- torch's CUDA must be nvcc's CUDA major (checked before the download for the pins; here for the torch itself) ---
 torch_info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none")')
 torch_version=${torch_info% *}; torch_cuda=${torch_info#* }
 if [ "${torch_cuda%%.*}" != "${nvcc_version%%.*}" ]; then
   die "torch $torch_version was built for CUDA $torch_cuda but nvcc is CUDA $nvcc_version: their major versions must match.
-  Pin a torch built for CUDA ${nvcc_version%%.*} in requirements/course.txt, or point CUDACXX at a matching nvcc."
+  Use a torch built for CUDA ${nvcc_version%%.*} (COURSE_PYTHON=/path/to/its python), or point CUDACXX at a matching nvcc."
 fi
 say "torch $torch_version (CUDA $torch_cuda) matches nvcc $nvcc_version"
 

@@ -438,10 +438,12 @@ bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_
                {"env", Sandbox::get().server_folder(dir, env)}};
   std::string answer;
   const long oom_kills = Sandbox::get().server_oom_kills();
-  ProcessResult r = server_->request(line.dump(), timeout_s, 64 * 1024, answer);
+  const auto disk = Sandbox::get().disk_watch(dir);
+  ProcessResult r = server_->request(line.dump(), timeout_s, 64 * 1024, answer, disk);
+  if (r.stopped.empty() && !r.timed_out) r.stopped = disk();  // what it wrote after the last look counts too
   r.memory_limit = Sandbox::get().server_oom_kills() > oom_kills;
   Sandbox::get().after_server_request();
-  if (r.timed_out) {  // as a fresh worker would have been: stopped, and the next group gets a new server
+  if (r.timed_out || !r.stopped.empty()) {  // as a fresh worker would have been: stopped; the next group gets a new server
     Sandbox::get().stop_server(*server_);
     server_.reset();
     g.process = r;
@@ -627,6 +629,10 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
       if (gpu)
         gpu_stopped_ = "an earlier run on the GPU was stopped after " + std::to_string(int(timeout_s)) +
                        " s (an infinite loop, or a kernel that never ends?): the GPU rows after it are not run";
+      return;
+    }
+    if (!p.stopped.empty()) {  // a bound of the sandbox, watched while it ran
+      g.failure = "the process that loaded your library was stopped: " + p.stopped + output_tail();
       return;
     }
     if (p.memory_limit) {  // its own cgroup's OOM kill: nothing of a neighbour's, and no retry

@@ -105,11 +105,17 @@ ProcessResult run_process(const ProcessSpec& spec) {
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[65536];
+  clock::time_point next_watch = start + std::chrono::milliseconds(250);
   while (open_fds > 0) {
     auto now = clock::now();
     if (!child_done && now >= deadline) {
       r.timed_out = true;
       killpg(pid, SIGKILL);
+    }
+    if (!child_done && spec.watch && r.stopped.empty() && now >= next_watch) {
+      next_watch = now + std::chrono::milliseconds(250);
+      r.stopped = spec.watch();
+      if (!r.stopped.empty()) killpg(pid, SIGKILL);
     }
     if (child_done && now >= drain_deadline) break;  // a leftover process holds the pipe open
     int rc = poll(fds, 2, 50);
@@ -206,9 +212,11 @@ bool ServerProcess::start(const ProcessSpec& spec) {
   return true;
 }
 
-bool ServerProcess::read_line(double timeout_s, std::string& line, ProcessResult* r, std::size_t output_cap) {
+bool ServerProcess::read_line(double timeout_s, std::string& line, ProcessResult* r, std::size_t output_cap,
+                              const std::function<std::string()>& watch) {
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
+  auto next_watch = clock::now() + std::chrono::milliseconds(250);
   char buf[65536];
   auto drain = [&](int fd, std::string& dst, bool& truncated) {  // false once the pipe has closed
     while (true) {
@@ -235,6 +243,13 @@ bool ServerProcess::read_line(double timeout_s, std::string& line, ProcessResult
       return true;
     }
     if (clock::now() >= deadline) return false;
+    if (watch && clock::now() >= next_watch) {
+      next_watch = clock::now() + std::chrono::milliseconds(250);
+      if (std::string why = watch(); !why.empty()) {
+        if (r) r->stopped = why;
+        return false;
+      }
+    }
     pollfd fds[3] = {{control_, POLLIN, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
     if (poll(fds, 3, 50) < 0 && errno != EINTR) return false;
     if (fds[1].revents) drain(out_, r ? r->out : scratch_out, r ? r->out_truncated : t1);
@@ -257,7 +272,7 @@ bool ServerProcess::read_line(double timeout_s, std::string& line, ProcessResult
 }
 
 ProcessResult ServerProcess::request(const std::string& line, double timeout_s, std::size_t output_cap,
-                                     std::string& answer) {
+                                     std::string& answer, const std::function<std::string()>& watch) {
   using clock = std::chrono::steady_clock;
   ProcessResult r;
   answer.clear();
@@ -284,10 +299,10 @@ ProcessResult ServerProcess::request(const std::string& line, double timeout_s, 
   }
   r.started = true;
   r.pid = pid_;
-  bool answered = read_line(timeout_s, answer, &r, output_cap);
+  bool answered = read_line(timeout_s, answer, &r, output_cap, watch);
   r.seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (!answered) {
-    r.timed_out = clock::now() - start >= std::chrono::duration<double>(timeout_s);
+    r.timed_out = r.stopped.empty() && clock::now() - start >= std::chrono::duration<double>(timeout_s);
     answer.clear();
     stop();
   }

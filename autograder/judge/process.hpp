@@ -2,6 +2,7 @@
 // The child leads its own process group; on exit or timeout the whole group is killed, so background processes the
 // child leaves behind do not outlive it.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ struct ProcessSpec {
   std::size_t output_cap = 64 * 1024;  // bytes kept of each stream; the rest is read and dropped
   bool compiler = false;  // a compiler or linker: Sandbox::run caps its memory even where a worker's cannot be
   int cgroup_procs_fd = -1;  // a cgroup's cgroup.procs: the child moves itself there before it executes anything
+  // Asked about 4 times a second while it runs (never in the child): a non-empty answer stops it, and is the reason
+  // ProcessResult::stopped gives (e.g. the bytes a run wrote to its folder, which no per-file limit bounds).
+  std::function<std::string()> watch;
 };
 
 struct ProcessResult {
@@ -28,7 +32,8 @@ struct ProcessResult {
   std::string out, err;
   bool out_truncated = false, err_truncated = false;
   double seconds = 0;
-  bool memory_limit = false;  // the kernel's OOM killer stopped a process of its memory cgroup (Sandbox::run)
+  bool memory_limit = false;
+  std::string stopped;  // why ProcessSpec::watch (or a request's watch) stopped it  // the kernel's OOM killer stopped a process of its memory cgroup (Sandbox::run)
   std::string describe() const;  // "exited with status 3", "killed by signal 11 (Segmentation fault)", ...
 };
 
@@ -58,7 +63,8 @@ class ServerProcess {
   // between (capped as run_process caps it) and the seconds; timed_out when no answer came in time (the server is
   // then stopped). `answer` is empty and the server stopped when it ended (or never became ready) without
   // answering; `started` is false then if the request never reached it.
-  ProcessResult request(const std::string& line, double timeout_s, std::size_t output_cap, std::string& answer);
+  ProcessResult request(const std::string& line, double timeout_s, std::size_t output_cap, std::string& answer,
+                        const std::function<std::string()>& watch = {});
   bool running() const { return pid_ > 0; }
   // Closes its stdin and gives it `grace_s` to end by itself (a server's way out), then kills its process group.
   void stop(double grace_s = 0);
@@ -68,9 +74,10 @@ class ServerProcess {
   bool ready_ = false;
   double ready_timeout_s_ = 0;
   std::string control_buf_;
-  // Reads until a whole line arrives on the control pipe, the deadline passes (false) or it closes (false);
-  // output arriving meanwhile is appended to r (when given).
-  bool read_line(double timeout_s, std::string& line, ProcessResult* r, std::size_t output_cap);
+  // Reads until a whole line arrives on the control pipe, the deadline passes (false), it closes (false) or `watch`
+  // answers (false, its answer in r->stopped); output arriving meanwhile is appended to r (when given).
+  bool read_line(double timeout_s, std::string& line, ProcessResult* r, std::size_t output_cap,
+                 const std::function<std::string()>& watch = {});
 };
 
 }  // namespace judge

@@ -202,6 +202,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   limits_ = !prlimit_.empty();
   nproc_ = std::max<unsigned long long>(256, 16ull * std::max(1u, std::thread::hardware_concurrency()));
   fsize_bytes_ = env_number("COURSE_SANDBOX_FSIZE_MB", 512) << 20;
+  disk_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_DISK_MB", 2048)) << 20;
   memory_bytes_ = env_number("COURSE_SANDBOX_MEMORY_MB", 8192) << 20;
   compile_memory_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_COMPILE_MEMORY_MB", 8192)) << 20;
   const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
@@ -250,6 +251,9 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
                     (use_bwrap_ ? "; /tmp (in memory) holds " + std::to_string(tmp_bytes_ >> 20) + " MiB in all" : "")
               : "prlimit (util-linux) is not installed");
   const std::string compilers = "; the compiler and linker: " + std::to_string(compile_memory_bytes_ >> 20) + " MiB";
+  add("limit_disk", "the bytes a worker run writes to its folder are capped in all, not only per file", true,
+      std::to_string(disk_bytes_ >> 20) + " MiB and 10,000 entries per run, looked at 4 times a second (a run is "
+      "stopped past it, having written at most what it writes between two looks)");
   add("limit_host_memory", "host memory of every worker run, a CUDA worker's included, is capped (a memory cgroup)",
       cgroups_.on(), cgroups_.on() ? std::to_string(cgroups_.limit_bytes() >> 20) + " MiB per run (" +
                                          cgroups_.where() + "); the OOM killer stops the run's own processes only"
@@ -442,7 +446,10 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
   else spec.env["CCACHE_DIR"] = compiler_cache.string();
   spec.argv = command(spec, scratch, read_only, compiler_cache);
   MemoryCgroups::Run cgroup;  // a worker's host memory (a compiler's is capped by RLIMIT_AS on every machine)
-  if (!spec.compiler) cgroup = cgroups_.open();
+  if (!spec.compiler) {
+    cgroup = cgroups_.open();
+    spec.watch = disk_watch(scratch);
+  }
   spec.cgroup_procs_fd = cgroup.procs_fd;
   ProcessResult r = run_process(spec);
   // bubblewrap reports a child killed by signal N as exit status 128+N: say it as the signal it was.
@@ -451,10 +458,31 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
     r.term_signal = r.exit_code - 128;
   }
   sweep_uid();
+  if (spec.watch && r.stopped.empty()) r.stopped = spec.watch();  // what it wrote after the last look counts too
   r.memory_limit = cgroups_.oom_kills(cgroup) > 0;
   cgroups_.close(cgroup);
   remove_odd_files(scratch);  // the judge reads files from here next
   return r;
+}
+
+std::function<std::string()> Sandbox::disk_watch(const fs::path& folder) const {
+  const unsigned long long limit = disk_bytes_;
+  return [folder, limit]() -> std::string {
+    unsigned long long bytes = 0;
+    std::size_t entries = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (++entries > 10000)
+        return "it made more than 10,000 files and folders in its run folder (the limit of a worker run)";
+      struct stat st;
+      if (::lstat(it->path().c_str(), &st) == 0) bytes += static_cast<unsigned long long>(st.st_blocks) * 512;
+      if (bytes > limit)
+        return "it wrote more than " + std::to_string(limit >> 20) + " MiB to its run folder (the limit of a worker "
+               "run, all files together)";
+    }
+    return "";
+  };
 }
 
 void Sandbox::remove_odd_files(const fs::path& folder) {

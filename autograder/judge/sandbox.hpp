@@ -15,6 +15,7 @@
 //              COURSE_SANDBOX_MEMORY_MB=N  RLIMIT_AS of a CPU-only worker (default 8192)
 //              COURSE_SANDBOX_COMPILE_MEMORY_MB=N  RLIMIT_AS of a compile or link, on every machine (default 8192)
 //              COURSE_SANDBOX_TMP_MB=N  the size of the sandbox's /tmp, a tmpfs in the host's memory (default 1024)
+//              COURSE_SANDBOX_DISK_MB=N  bytes a worker run may write to its folder, all files together (2048)
 //              COURSE_SANDBOX_WORKER_MEMORY_MB=N  host memory of one worker run, CUDA workers included: a memory
 //                                    cgroup of its own (default 16384); COURSE_SANDBOX_CGROUP=off: none
 #pragma once
@@ -83,6 +84,10 @@ class Sandbox {
   // once its stdin closes), then every process of its uid.
   void after_server_request() const { empty_keyrings_of(server_uid_); }
   void stop_server(ServerProcess& server, double grace_s = 0) const;
+  // Watches a worker's writable folder (ProcessSpec::watch): "" while its files take at most the bytes a run may
+  // write (COURSE_SANDBOX_DISK_MB, 2048) in at most 10,000 entries, else why it must stop. RLIMIT_FSIZE bounds one
+  // file, the tmpfs /tmp bounds itself; this bounds the sum on disk, up to what is written between two looks.
+  std::function<std::string()> disk_watch(const std::filesystem::path& folder) const;
   // The kernel's OOM kills inside the worker server's memory cgroup so far (a request's child over the limit).
   long server_oom_kills() const { return cgroups_.oom_kills(server_cgroup_); }
   unsigned long long worker_memory_mb() const { return cgroups_.limit_bytes() >> 20; }
@@ -107,7 +112,8 @@ class Sandbox {
   bool use_bwrap_ = false, drop_uid_ = false, limit_memory_ = false, limit_nproc_ = false, limits_ = false;
   int uid_ = -1;
   int server_uid_ = -1;  // the worker server's: uid_ + 1 (configure)
-  unsigned long long memory_bytes_ = 0, compile_memory_bytes_ = 0, fsize_bytes_ = 0, tmp_bytes_ = 0, nproc_ = 0;
+  unsigned long long memory_bytes_ = 0, compile_memory_bytes_ = 0, fsize_bytes_ = 0, tmp_bytes_ = 0, nproc_ = 0,
+                     disk_bytes_ = 0;
   std::string bwrap_, setpriv_, prlimit_;
   std::filesystem::path course_root_;
   std::vector<std::filesystem::path> system_ro_;  // read-only binds every sandboxed process gets
