@@ -45,14 +45,13 @@ struct Exec {
     for (auto& s : spec.argv) argv.push_back(const_cast<char*>(s.c_str()));
     argv.push_back(nullptr);
   }
+  // In the child, first of all (before any dup2 can land on the cgroup's fd, 3 for the worker server's control pipe):
+  // "0" is the writing process: it, and all it will start, are counted against the cgroup's limit from here on.
+  void enter_cgroup() const {
+    if (cgroup_procs_fd >= 0 && write(cgroup_procs_fd, "0", 1) != 1) _exit(126);
+  }
   // In the child: becomes the command, or exits 127 saying why it could not.
   [[noreturn]] void run(const std::string& cwd) const {
-    // "0" is the writing process: it, and all it will start, are counted against the cgroup's limit from here on
-    if (cgroup_procs_fd >= 0 && write(cgroup_procs_fd, "0", 1) != 1) {
-      const char* msg = "judge: cannot enter the run's memory cgroup\n";
-      (void)!write(2, msg, strlen(msg));
-      _exit(127);
-    }
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
     execve(argv[0], argv.data(), envp.data());
     const char* what = strerror(errno);
@@ -85,6 +84,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   pid_t pid = fork();
   if (pid < 0) return r;
   if (pid == 0) {
+    exec.enter_cgroup();
     setpgid(0, 0);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
@@ -188,6 +188,7 @@ bool ServerProcess::start(const ProcessSpec& spec) {
   pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) {
+    exec.enter_cgroup();
     setpgid(0, 0);
     dup2(in[0], 0);
     dup2(out[1], 1);
