@@ -3,6 +3,7 @@
 A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission's sources (or, in expected.json,
 "submission": a folder of the course, such as the exercise stub or the reference solution) and expected.json:
   fail                 check ids that must FAIL; every other check must PASS (or be SKIPPED, see below)
+  not_graded           check ids that must be SKIPPED as not graded (the machine's fault, say), whatever the machine
   output_contains      strings the judge's console output must contain (what a student reads)
   output_contains_with_cuda  the same, checked only where a CUDA device is visible (GPU-only verdicts)
   output_contains_without_cuda  the same, checked only where none is (e.g. the line of the points not graded)
@@ -237,6 +238,8 @@ def main():
                 want = "FAIL" if "--require-cuda" in judge_args else "SKIPPED"
             elif c.get("cuda") and c.get("devices", 1) > devices > 0:
                 want = "SKIPPED"  # fewer GPUs here than the check needs: never passed, never failed
+            elif cid in expected.get("not_graded", []):
+                want = "SKIPPED"
             else:
                 want = "FAIL" if cid in expected.get("fail", []) else "PASS"
             if seen != want:
