@@ -340,8 +340,7 @@ std::string sanitizer_unusable() {
   ProcessSpec spec{{s.toolchain.value("compute_sanitizer", ""), "--tool", "memcheck", "--error-exitcode", "97",
                     s.toolchain.value("python", ""), "-c", "import torch; print(torch.ones(8, device='cuda').sum().item())"},
                    current_environment(), s.cfg.work_dir.string(), 300, 16 * 1024};
-  std::optional<FileLock> turn;  // a GPU run like any other: a neighbour's grade holding the GPU must not fail it
-  if (std::string lock = gpu_lock_path(); !lock.empty()) turn.emplace(lock, 0666);
+  const GpuTurn turn;  // a GPU run like any other: a neighbour's grade holding the GPU must not fail it
   ProcessResult r = run_process(spec);
   if (r.exited && r.exit_code == 0 && r.out.find("8.0") != std::string::npos) {
     why = "";

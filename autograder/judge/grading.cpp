@@ -178,10 +178,10 @@ FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string gpu_lock_path() {
+GpuTurn::GpuTurn() {
   const char* lock = getenv("COURSE_GPU_LOCK");
   std::string path = lock && *lock ? lock : "/tmp/course-gpu.lock";
-  return path == "off" ? "" : path;
+  if (path != "off") lock_.emplace(path, 0666);
 }
 
 Session& Session::get() {
@@ -438,9 +438,7 @@ bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_
                {"env", Sandbox::get().server_folder(dir, env)}};
   std::string answer;
   const long oom_kills = Sandbox::get().server_oom_kills();
-  const auto disk = Sandbox::get().disk_watch(dir);
-  ProcessResult r = server_->request(line.dump(), timeout_s, 64 * 1024, answer, disk);
-  if (r.stopped.empty() && !r.timed_out) r.stopped = disk();  // what it wrote after the last look counts too
+  ProcessResult r = server_->request(line.dump(), timeout_s, 64 * 1024, answer, Sandbox::get().disk_watch(dir));
   r.memory_limit = Sandbox::get().server_oom_kills() > oom_kills;
   Sandbox::get().after_server_request();
   if (r.timed_out || !r.stopped.empty()) {  // as a fresh worker would have been: stopped; the next group gets a new server
@@ -582,16 +580,14 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
     }
     // GPU work of every grade on this machine takes turns (a batch's, a watch's, the test suite's): a neighbour that
     // holds all of the GPU's memory, or its compute, for as long as its run lasts cannot make another grade's rows fail.
-    // CPU groups run side by side. (COURSE_GPU_LOCK: the lock file; "off": no turns.)
-    std::optional<FileLock> gpu_turn;
+    // CPU groups run side by side.
+    std::optional<GpuTurn> gpu_turn;
     if (!served && (gpu || alone)) {
-      if (std::string path = gpu_lock_path(); !path.empty()) {
-        auto waited = std::chrono::steady_clock::now();
-        gpu_turn.emplace(path, 0666);
-        record_time("wait for the GPU (other grades' GPU runs)", waited);
-        if (alone && sign != MachineFault::HostMemory) before_retry = gpu_memory();  // no grade of ours on the GPU now
-        step = std::chrono::steady_clock::now();
-      }
+      auto waited = std::chrono::steady_clock::now();
+      gpu_turn.emplace();
+      record_time("wait for the GPU (other grades' GPU runs)", waited);
+      if (alone && sign != MachineFault::HostMemory) before_retry = gpu_memory();  // no grade of ours on the GPU now
+      step = std::chrono::steady_clock::now();
     }
     if (!served) {
       std::vector<std::string> argv;
@@ -603,22 +599,27 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
     }
     g.dir = dir;
     const auto& p = g.process;
+    const fs::path response = dir / "response.json";
+    json r;  // the worker's answer, read once (bounded); trusted only after the checks below
+    std::string unreadable;
+    if (fs::exists(response)) {
+      try {
+        r = read_json_bounded(response);
+      } catch (const std::exception& e) {
+        unreadable = std::string(" (") + e.what() + ")";
+      }
+    }
     {
       // the worker's own account of its phases (import, load, probes): shares a process with the submission, so it
       // is only ever printed by the bench, never read for a verdict
       json phases = json::object();
-      try {
-        json r = read_json_bounded(dir / "response.json");
-        if (r.is_object() && r.contains("timing") && r["timing"].is_object())
-          for (auto& [k, v] : r["timing"].items())
-            if (v.is_number() && phases.size() < 8 && k.size() < 32) phases[k] = v;
-      } catch (const std::exception&) {
-      }
+      if (r.is_object() && r.contains("timing") && r["timing"].is_object())
+        for (auto& [k, v] : r["timing"].items())
+          if (v.is_number() && phases.size() < 8 && k.size() < 32) phases[k] = v;
       json entry = {{"variant", variant}, {"worker", phases}, {"forked", served}};
       if (!server_note_.empty()) entry["server"] = std::exchange(server_note_, std::string());
       record_time("worker " + name, step, entry);
     }
-    const fs::path response = dir / "response.json";
     auto output_tail = [&] {
       std::string t = tail_lines(p.err.empty() ? p.out : p.err, 8);
       return t.empty() ? std::string() : "\nlast output:\n" + t;
@@ -647,13 +648,6 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
                   " before it could answer (a crash, abort(), or exit() inside the operator or its initialisers)" +
                   output_tail();
       return;
-    }
-    json r;
-    std::string unreadable;
-    try {
-      r = read_json_bounded(response);
-    } catch (const std::exception& e) {
-      unreadable = std::string(" (") + e.what() + ")";
     }
     if (!unreadable.empty() || !r.is_object() || !r.contains("nonce") || r["nonce"] != nonce || !r.contains("group") ||
         r["group"] != name) {

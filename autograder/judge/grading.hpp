@@ -175,9 +175,16 @@ class FileLock {
  private:
   int fd_;
 };
-// The lock file of this machine's GPU turn: every process that uses the GPU for a grade (a worker run, a probe of
-// the judge's own) holds it meanwhile, so no two grades are on the GPU at once (COURSE_GPU_LOCK; "off": "" here).
-std::string gpu_lock_path();
+// This machine's GPU turn, held until destroyed: every process that uses the GPU for a grade (a worker run, a probe
+// of the judge's own) runs while one is held, so no two grades are on the GPU at once (COURSE_GPU_LOCK: the lock
+// file, default /tmp/course-gpu.lock; "off": no turns).
+class GpuTurn {
+ public:
+  GpuTurn();
+
+ private:
+  std::optional<FileLock> lock_;
+};
 
 // The run's evidence file `name` (in its folder), only if it is what the worker announced before it ran submission
 // code (groups_common.announce_evidence: the first "course-evidence NONCE NAME SHA256" line of its output);

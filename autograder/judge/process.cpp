@@ -157,6 +157,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
       usleep(2000);
     }
   }
+  if (spec.watch && r.stopped.empty()) r.stopped = spec.watch();  // what it wrote after the last look counts too
   r.seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (WIFEXITED(status)) {
     r.exited = !r.timed_out;
@@ -301,6 +302,7 @@ ProcessResult ServerProcess::request(const std::string& line, double timeout_s, 
   r.started = true;
   r.pid = pid_;
   bool answered = read_line(timeout_s, answer, &r, output_cap, watch);
+  if (answered && watch) r.stopped = watch();  // what it wrote after the last look counts too
   r.seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (!answered) {
     r.timed_out = r.stopped.empty() && clock::now() - start >= std::chrono::duration<double>(timeout_s);

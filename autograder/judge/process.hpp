@@ -17,7 +17,8 @@ struct ProcessSpec {
   std::size_t output_cap = 64 * 1024;  // bytes kept of each stream; the rest is read and dropped
   bool compiler = false;  // a compiler or linker: Sandbox::run caps its memory even where a worker's cannot be
   int cgroup_procs_fd = -1;  // a cgroup's cgroup.procs: the child moves itself there before it executes anything
-  // Asked about 4 times a second while it runs (never in the child): a non-empty answer stops it, and is the reason
+  // Asked about 4 times a second while it runs, and once when it has ended (never in the child): a non-empty answer
+  // stops it, and is the reason
   // ProcessResult::stopped gives (e.g. the bytes a run wrote to its folder, which no per-file limit bounds).
   std::function<std::string()> watch;
 };
@@ -62,7 +63,8 @@ class ServerProcess {
   // Sends `line` and waits up to `timeout_s` for the answer, read into `answer`. The result holds the output in
   // between (capped as run_process caps it) and the seconds; timed_out when no answer came in time (the server is
   // then stopped). `answer` is empty and the server stopped when it ended (or never became ready) without
-  // answering; `started` is false then if the request never reached it.
+  // answering; `started` is false then if the request never reached it. `watch` as ProcessSpec::watch: asked while
+  // it runs and once it has answered; its non-empty answer is the result's `stopped`.
   ProcessResult request(const std::string& line, double timeout_s, std::size_t output_cap, std::string& answer,
                         const std::function<std::string()>& watch = {});
   bool running() const { return pid_ > 0; }

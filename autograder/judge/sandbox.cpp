@@ -458,7 +458,6 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
     r.term_signal = r.exit_code - 128;
   }
   sweep_uid();
-  if (spec.watch && r.stopped.empty()) r.stopped = spec.watch();  // what it wrote after the last look counts too
   r.memory_limit = cgroups_.oom_kills(cgroup) > 0;
   cgroups_.close(cgroup);
   remove_odd_files(scratch);  // the judge reads files from here next
