@@ -3,7 +3,8 @@
 #
 # course_read_exercise(<exercise folder> <prefix>) sets <prefix>_LIBRARY (empty for a Python exercise) and
 # <prefix>_SOURCES (the compiled sources: .cpp and .cu; .py files are imported by the worker, never built), and
-# <prefix>_CUDA (ON when a source is CUDA).
+# <prefix>_CUDA (ON when a source is CUDA), <prefix>_CPU_SOURCES (those not in cuda_sources: what a course without
+# the CUDA toolkit builds).
 function(course_read_exercise dir prefix)
   file(READ "${dir}/exercise.json" _meta)
   set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}/exercise.json")
@@ -29,6 +30,16 @@ function(course_read_exercise dir prefix)
       set(_cuda ON)
     endif()
   endforeach()
+  set(_cpu_sources "${_sources}")
+  string(JSON _count ERROR_VARIABLE _no_cuda_sources LENGTH "${_meta}" cuda_sources)
+  if(NOT _no_cuda_sources AND _count GREATER 0)
+    math(EXPR _last "${_count} - 1")
+    foreach(_i RANGE ${_last})
+      string(JSON _src GET "${_meta}" cuda_sources ${_i})
+      list(REMOVE_ITEM _cpu_sources "${_src}")
+    endforeach()
+  endif()
+  set(${prefix}_CPU_SOURCES "${_cpu_sources}" PARENT_SCOPE)
   set(${prefix}_LIBRARY "${_library}" PARENT_SCOPE)
   set(${prefix}_SOURCES "${_sources}" PARENT_SCOPE)
   set(${prefix}_CUDA "${_cuda}" PARENT_SCOPE)

@@ -23,7 +23,7 @@ function(add_operator_library target)
   cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
   set_target_properties(${target} PROPERTIES
-    CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_VISIBILITY_PRESET default
+    CXX_STANDARD ${COURSE_CXX_STANDARD} CXX_STANDARD_REQUIRED ON CXX_VISIBILITY_PRESET default
     PREFIX "lib" OUTPUT_NAME "${ARG_OUTPUT_NAME}")
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")

@@ -46,7 +46,7 @@ if(COURSE_PREBUILT_OPERATORS)
     list(APPEND _json_items "${_t}")
   endforeach()
   list(JOIN _json_items ", " COURSE_HARNESS_TARGETS)
-elseif(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_autograd.cpp")
+elseif(COURSE_BUILD_LIBRARIES AND EXISTS "${_op_dir}/mm16_autograd.cpp")
   set(COURSE_OPERATOR "${CMAKE_BINARY_DIR}/lib/solutions/06_autograd/libmm16_autograd.so")
   if(NOT CMAKE_READELF)
     find_program(CMAKE_READELF readelf REQUIRED)
@@ -63,6 +63,14 @@ elseif(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_a
     "wrong_dtype|mm16_cpu.cpp|03_cpu/wrong_dtype|cpu"
     "default_stream|mm16_kernel.cu|04_cuda/default_stream|cuda"
     "wrong_device|mm16_cuda.cpp|04_cuda/output_on_cpu|cuda")
+  # Without the CUDA toolkit (COURSE_CUDA=off): the operators' CPU sources alone, as exercise 06's solution is built
+  # then, and no variant whose bug is in a CUDA source (the judge SKIPS the rows that would use them).
+  set(_op_link Course::torch_cuda)
+  if(NOT COURSE_WITH_CUDA)
+    set(_op_link Course::torch)
+    list(REMOVE_ITEM _op_files mm16_cuda.cpp mm16_kernel.cu)
+    list(FILTER _targets EXCLUDE REGEX "\\|cuda$")
+  endif()
   # Every source path compiled into an operator under test reads mm16/FILE, whichever folder it came from.
   # The build may name a source by its absolute path or relative to the build folder (Ninja does, and ccache with a
   # CCACHE_BASEDIR rewrites absolute paths that way): both are mapped.
@@ -77,13 +85,13 @@ elseif(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_a
   foreach(_f IN LISTS _op_files)
     string(REPLACE "." "_" _obj "harness_ref_${_f}")
     add_library(${_obj} OBJECT "${_op_dir}/${_f}")
-    set_target_properties(${_obj} PROPERTIES CXX_STANDARD 20 CUDA_STANDARD 17 POSITION_INDEPENDENT_CODE ON
+    set_target_properties(${_obj} PROPERTIES CXX_STANDARD ${COURSE_CXX_STANDARD} CUDA_STANDARD 17 POSITION_INDEPENDENT_CODE ON
                           CUDA_ARCHITECTURES "${COURSE_CUDA_ARCHITECTURES}")
-    target_link_libraries(${_obj} PRIVATE Course::torch_cuda)
+    target_link_libraries(${_obj} PRIVATE ${_op_link})
     _harness_neutral_paths(${_obj} "${_op_dir}")
   endforeach()
   add_library(harness_call_counter OBJECT "${_out}/mm16_call_counter.cpp")
-  set_target_properties(harness_call_counter PROPERTIES CXX_STANDARD 20 POSITION_INDEPENDENT_CODE ON)
+  set_target_properties(harness_call_counter PROPERTIES CXX_STANDARD ${COURSE_CXX_STANDARD} POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(harness_call_counter PRIVATE Course::torch)
   _harness_neutral_paths(harness_call_counter "${_out}")
   # every definition local: the libraries export nothing (torch finds the operator through its registrations)
@@ -115,9 +123,9 @@ elseif(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_a
         COMMENT "planted ${_from}: ${_swapped} for the operator under test ${_name}" VERBATIM)
       set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_planted}/${_from}/expected.json")
       add_library(harness_own_${_name} OBJECT "${_generated}")
-      set_target_properties(harness_own_${_name} PROPERTIES CXX_STANDARD 20 CUDA_STANDARD 17
+      set_target_properties(harness_own_${_name} PROPERTIES CXX_STANDARD ${COURSE_CXX_STANDARD} CUDA_STANDARD 17
                             POSITION_INDEPENDENT_CODE ON CUDA_ARCHITECTURES "${COURSE_CUDA_ARCHITECTURES}")
-      target_link_libraries(harness_own_${_name} PRIVATE Course::torch_cuda)
+      target_link_libraries(harness_own_${_name} PRIVATE ${_op_link})
       # the generated source's quoted includes (mm16_kernel.h) are its starting folder's, as in the submission
       target_include_directories(harness_own_${_name} PRIVATE "${CMAKE_SOURCE_DIR}/${_start}")
       _harness_neutral_paths(harness_own_${_name} "${_gen_dir}")
@@ -147,7 +155,7 @@ elseif(COURSE_BUILD_LIBRARIES AND COURSE_WITH_CUDA AND EXISTS "${_op_dir}/mm16_a
       endif()
       set_target_properties(${_lib} PROPERTIES LINKER_LANGUAGE CXX CUDA_ARCHITECTURES "${COURSE_CUDA_ARCHITECTURES}"
                             CUDA_STANDARD 17 LINK_DEPENDS "${_local_map}")
-      target_link_libraries(${_lib} PRIVATE Course::torch_cuda)
+      target_link_libraries(${_lib} PRIVATE ${_op_link})
       target_link_options(${_lib} PRIVATE "LINKER:--build-id=none" "LINKER:--version-script=${_local_map}")
     endforeach()
     list(APPEND COURSE_GRADING_TARGETS harness_target_${_name})

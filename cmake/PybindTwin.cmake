@@ -19,7 +19,7 @@ function(course_add_pybind_twin target)
   cmake_parse_arguments(ARG "" "SOURCE;MODULE" "" ${ARGN})
   add_library(${target} MODULE "${ARG_SOURCE}")
   set_target_properties(${target} PROPERTIES
-    CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON PREFIX "" OUTPUT_NAME "${ARG_MODULE}"
+    CXX_STANDARD ${COURSE_CXX_STANDARD} CXX_STANDARD_REQUIRED ON PREFIX "" OUTPUT_NAME "${ARG_MODULE}"
     SUFFIX "${COURSE_PYTHON_EXT_SUFFIX}" LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/twins")
   target_include_directories(${target} SYSTEM PRIVATE "${COURSE_PYTHON_INCLUDE_DIR}")
   target_link_libraries(${target} PRIVATE Course::torch torch_python)

@@ -2,16 +2,23 @@
 # Idempotent set-up of everything the course needs; both README commands run it first.
 #
 #   tools/setup.sh            install what is missing, then print the environment (KEY=VALUE lines)
+#   tools/setup.sh --plan     the checks only, then the environment it would use and what pip would install
 #
 # Two modes:
 #   * default: a virtual environment from PyPI with the pinned requirements, kept OUTSIDE the clone under
 #     $COURSE_CACHE (default ~/.cache/opcourse), keyed by a hash of the pins in requirements/course.txt (comments aside), so every fresh clone
 #     on this machine reuses it and only a new machine pays the download;
 #   * COURSE_PYTHON=/path/to/python3: use an already-installed torch, no venv, no downloads (the lent GPU machine).
+# COURSE_CUDA=off: no CUDA toolkit (a laptop): the CPU sources are built and graded, every row that needs nvcc or a
+# GPU is SKIPPED with the reason. Without it, a missing nvcc stops the set-up before anything is downloaded.
+# Another torch, without editing the course's files: COURSE_TORCH='torch==2.11.0' (a pip requirement) and, for a wheel
+# of another CUDA, COURSE_TORCH_INDEX=https://download.pytorch.org/whl/cu126; the pair keys an environment of its own.
 # Debian packages are installed with apt-get when run as root; otherwise the exact command is printed.
 # COURSE_DEPS_ROOT=DIR adds DIR/usr/include and DIR/usr/bin (a `dpkg -x` of carried .deb files) to the search.
 set -euo pipefail
 
+plan=
+case ${1:-} in --plan) plan=1 ;; "") ;; *) echo "usage: tools/setup.sh [--plan]" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${COURSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/opcourse}
 deps_root=${COURSE_DEPS_ROOT:-}
@@ -53,7 +60,7 @@ missing_required=("${filtered[@]+"${filtered[@]}"}")
 to_install=("${missing_required[@]+"${missing_required[@]}"}" "${missing_optional[@]+"${missing_optional[@]}"}")
 if [ ${#to_install[@]} -gt 0 ]; then
   cmd="apt-get install -y --no-install-recommends ${to_install[*]}"
-  if [ "$(id -u)" = 0 ] && [ -z "${COURSE_OFFLINE:-}" ] && command -v apt-get >/dev/null; then
+  if [ "$(id -u)" = 0 ] && [ -z "${COURSE_OFFLINE:-}" ] && [ -z "$plan" ] && command -v apt-get >/dev/null; then
     say "installing Debian packages: ${to_install[*]}"
     if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${to_install[@]}" >/dev/null 2>&1 ||
            { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${to_install[@]}" >/dev/null; }; }; then
@@ -72,21 +79,42 @@ req="$root/requirements/course.txt"
 problems=()
 command -v "${CXX:-g++}" >/dev/null || command -v c++ >/dev/null ||
   problems+=("no C++ compiler (${CXX:-g++}); Debian: apt-get install g++")
-nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+cuda=${COURSE_CUDA:-on}
+case $cuda in on|off) ;; *) die "COURSE_CUDA=$cuda: use on (the default: the CUDA toolkit is required) or off (no toolkit: CPU rows only)" ;; esac
+nvcc=
 nvcc_version=
-if [ -x "$nvcc" ]; then
-  nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9.]*\).*/\1/p')
-else
-  problems+=("nvcc not found (looked at CUDACXX, on PATH and at /usr/local/cuda/bin/nvcc): install the CUDA toolkit or set CUDACXX")
+if [ "$cuda" = on ]; then
+  nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+  if [ -x "$nvcc" ]; then
+    nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9.]*\).*/\1/p')
+  else
+    problems+=("no CUDA toolkit: nvcc not found (looked at CUDACXX, on PATH and at /usr/local/cuda/bin/nvcc). Install the CUDA $(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$root/requirements/course.txt" | head -1) toolkit (or set CUDACXX) for the CUDA rows, or use the course without it: COURSE_CUDA=off ./course ... builds the CPU sources, grades the CPU rows and SKIPS every row that needs nvcc or a GPU, saying why")
+    nvcc=
+  fi
 fi
 if [ -z "${COURSE_PYTHON:-}" ]; then
-  pinned_cuda=$(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$req" | head -1)
-  if [ -n "$nvcc_version" ] && [ -n "$pinned_cuda" ] && [ "${nvcc_version%%.*}" != "$pinned_cuda" ]; then
-    problems+=("nvcc is CUDA $nvcc_version but the pinned torch is built for CUDA $pinned_cuda (requirements/course.txt): their major versions must match; point CUDACXX at a CUDA $pinned_cuda nvcc, or use a torch you installed for your CUDA with COURSE_PYTHON=/path/to/python")
+  # The torch of the environment: the pinned one, or the student's choice (COURSE_TORCH, a pip requirement, and
+  # COURSE_TORCH_INDEX, the wheel index it comes from), which keys an environment of its own: no course file changes.
+  pinned_torch=$(grep -E '^torch[=<>~! ]' "$req" | head -1)
+  torch_req=${COURSE_TORCH:-$pinned_torch}
+  torch_index=${COURSE_TORCH_INDEX:-}
+  case $torch_req in torch|torch[=\<\>~!\ ]*) ;; *) die "COURSE_TORCH=$torch_req: give a pip requirement of torch, e.g. 'torch==2.11.0'" ;; esac
+  if [ -n "${COURSE_TORCH:-}${COURSE_TORCH_INDEX:-}" ]; then
+    # the CUDA of a wheel index is in its name (.../whl/cu126: CUDA 12; .../whl/cpu: none); PyPI's default is unknown here
+    wanted_cuda=$(printf '%s' "$torch_index" | sed -n 's#.*/cu\([0-9]*\)[0-9]/*$#\1#p')
+    case $torch_index in */cpu|*/cpu/) wanted_cuda=none ;; esac
+    what="COURSE_TORCH='$torch_req'${torch_index:+ from $torch_index}"
+  else
+    wanted_cuda=$(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$req" | head -1)
+    what="the pinned torch (requirements/course.txt)"
+  fi
+  if [ "$wanted_cuda" = none ] && [ "$cuda" = on ]; then
+    problems+=("$what has no CUDA: it cannot build or run the CUDA rows; add COURSE_CUDA=off (CPU rows only), or choose a CUDA wheel index")
+  elif [ -n "$nvcc_version" ] && [ -n "$wanted_cuda" ] && [ "$wanted_cuda" != none ] && [ "${nvcc_version%%.*}" != "$wanted_cuda" ]; then
+    problems+=("nvcc is CUDA $nvcc_version but $what is built for CUDA $wanted_cuda: their major versions must match; point CUDACXX at a CUDA $wanted_cuda nvcc, or choose a torch for CUDA ${nvcc_version%%.*}: COURSE_TORCH='torch==VERSION' COURSE_TORCH_INDEX=https://download.pytorch.org/whl/cu${nvcc_version%%.*}X, X your CUDA's minor as the index names it (README: your machine)")
   fi
   base_python=${COURSE_BASE_PYTHON:-python3}
-  key=$( { grep -v -e '^#' -e '^$' "$req"; "$base_python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
-  venv="$cache/venv-$key"
+  venv=$("$root/tools/venv_path.sh")
   if [ ! -f "$venv/.complete" ]; then  # the download and install take several GB
     need_gb=${COURSE_SETUP_FREE_GB:-10}
     probe=$cache; while [ ! -d "$probe" ]; do probe=$(dirname "$probe"); done
@@ -94,10 +122,21 @@ if [ -z "${COURSE_PYTHON:-}" ]; then
     [ "$free_gb" -ge "$need_gb" ] ||
       problems+=("only $free_gb GB free under $probe; the course's environment (torch and its tools) needs about $need_gb GB: free some space or set COURSE_CACHE to a larger disk")
   fi
+  # torch first (from its index, when one is named), then the other pins from PyPI
+  torch_pip=(install --progress-bar on "$torch_req")
+  [ -n "$torch_index" ] && torch_pip+=(--index-url "$torch_index" --extra-index-url https://pypi.org/simple)
+  rest=$(mktemp); trap 'rm -f "$rest"' EXIT
+  grep -v -E '^torch[=<>~! ]' "$req" >"$rest"
 fi
 if [ ${#problems[@]} -gt 0 ]; then
   for p in "${problems[@]}"; do echo "setup: error: $p" >&2; done
   die "${#problems[@]} problem(s) above; nothing was downloaded"
+fi
+if [ -n "$plan" ]; then  # --plan: what the set-up would use and install; nothing is created
+  echo "COURSE_VENV=${venv:-none (COURSE_PYTHON=$COURSE_PYTHON)}"
+  [ -z "${COURSE_PYTHON:-}" ] && echo "COURSE_PIP_TORCH=pip ${torch_pip[*]}" && echo "COURSE_PIP_REST=$(grep -v -e '^#' -e '^$' "$rest" | paste -sd' ')"
+  echo "COURSE_CUDA=$cuda"
+  exit 0
 fi
 
 # --- Python with torch -----------------------------------------------------------------------------------------
@@ -108,12 +147,13 @@ if [ -n "${COURSE_PYTHON:-}" ]; then
   say "using the already-installed torch of $python (no venv)"
 else
   if [ ! -f "$venv/.complete" ]; then
-    say "creating $venv (first run on this machine: torch and its tools, a few GB; pip's progress follows)"
+    say "creating $venv for $what (first run: torch and its tools, a few GB; pip's progress follows)"
     rm -rf "$venv"
     mkdir -p "$cache"
     "$base_python" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$venv/bin/python" -m pip install --progress-bar on -r "$req" >&2 || die "pip install -r $req failed (see above)"
+    "$venv/bin/python" -m pip "${torch_pip[@]}" >&2 || die "pip ${torch_pip[*]} failed (see above)"
+    "$venv/bin/python" -m pip install --progress-bar on -r "$rest" >&2 || die "pip install -r $req (torch aside) failed (see above)"
     touch "$venv/.complete"
   fi
   python="$venv/bin/python"
@@ -122,11 +162,23 @@ fi
 # --- torch's CUDA must be nvcc's CUDA major (checked before the download for the pins; here for the torch itself) ---
 torch_info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none")')
 torch_version=${torch_info% *}; torch_cuda=${torch_info#* }
-if [ "${torch_cuda%%.*}" != "${nvcc_version%%.*}" ]; then
+read -r range_low range_high < <(sed -n 's/^# torch-range: *\([0-9.]*\) *\([0-9.]*\).*/\1 \2/p' "$req" | head -1)
+if ! "$python" - "$torch_version" "$range_low" "$range_high" <<'PY'
+import sys
+minor = lambda v: tuple(int(x) for x in v.split("+")[0].split(".")[:2])
+sys.exit(0 if minor(sys.argv[2]) <= minor(sys.argv[1]) <= minor(sys.argv[3]) else 1)
+PY
+then
+  say "warning: torch $torch_version is outside the range the course is run with ($range_low to $range_high, requirements/course.txt): expect differences"
+fi
+if [ "$cuda" = off ]; then
+  say "torch $torch_version; COURSE_CUDA=off: no CUDA toolkit is used, the CUDA rows are SKIPPED"
+elif [ "${torch_cuda%%.*}" != "${nvcc_version%%.*}" ]; then
   die "torch $torch_version was built for CUDA $torch_cuda but nvcc is CUDA $nvcc_version: their major versions must match.
   Use a torch built for CUDA ${nvcc_version%%.*} (COURSE_PYTHON=/path/to/its python), or point CUDACXX at a matching nvcc."
+else
+  say "torch $torch_version (CUDA $torch_cuda) matches nvcc $nvcc_version"
 fi
-say "torch $torch_version (CUDA $torch_cuda) matches nvcc $nvcc_version"
 
 ccache_bin=$(command -v ccache || true)
 [ -z "$ccache_bin" ] && [ -n "$deps_root" ] && [ -x "$deps_root/usr/bin/ccache" ] && ccache_bin="$deps_root/usr/bin/ccache"
@@ -136,6 +188,7 @@ bwrap_bin=$(command -v bwrap || true)
 cat <<EOF
 COURSE_PYTHON=$python
 COURSE_NVCC=$nvcc
+COURSE_CUDA=$cuda
 COURSE_CCACHE=$ccache_bin
 COURSE_BWRAP=$bwrap_bin
 COURSE_CCACHE_DIR=$cache/ccache

@@ -11,8 +11,11 @@ TEST_SUITE("common") {
     if (b.ok) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.1f", b.seconds);
+      std::string left_out;
+      for (auto& f : b.left_out) left_out += (left_out.empty() ? "" : ", ") + f;
       pass("built lib" + Session::get().exercise.library + ".so from " +
-           std::to_string(Session::get().exercise.sources.size()) + " source(s) in " + secs + " s");
+           std::to_string(Session::get().exercise.sources.size() - b.left_out.size()) + " source(s) in " + secs + " s" +
+           (left_out.empty() ? "" : " (CPU sources only: no CUDA toolkit to compile " + left_out + ")"));
     } else if (b.refused) {
       fail(b.failure, "the exercise's files, as regular files directly in the submission folder",
            "nothing was compiled: the judge reads no file through a link and no special file");

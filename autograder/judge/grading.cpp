@@ -142,6 +142,14 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
       (std::string(list) == "sources" ? e.sources : e.hints).push_back(x.get<std::string>());
     }
   }
+  if (j.contains("cuda_sources")) {
+    need(j["cuda_sources"].is_array(), "'cuda_sources' must be a list");
+    for (auto& x : j["cuda_sources"]) {
+      need(x.is_string() && std::find(e.sources.begin(), e.sources.end(), x.get<std::string>()) != e.sources.end(),
+           "'cuda_sources' must name files of 'sources'");
+      e.cuda_sources.push_back(x.get<std::string>());
+    }
+  }
   need(j.contains("checks") && j["checks"].is_array() && !j["checks"].empty(), "'checks' must be a non-empty list");
   for (auto& entry : j["checks"]) {
     need(entry.is_string() || (entry.is_object() && entry.contains("id") && entry["id"].is_string()),
@@ -157,6 +165,7 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
          "check '" + s.id + "' needs positive points in checks.json");
     s.points = c["points"].get<double>();
     s.cuda = c.contains("cuda") && c["cuda"] == true;
+    s.toolkit = s.cuda || (c.contains("toolkit") && c["toolkit"] == true);
     for (auto& other : e.checks) need(other.id != s.id, "check '" + s.id + "' is listed twice");
     e.checks.push_back(s);
   }
@@ -318,6 +327,11 @@ const BuildResult& Session::build(const std::string& variant) {
   for (auto& src : exercise.sources) {
     fs::path in = dir / "src" / src, obj = dir / (src + ".o");
     if (in.extension() == ".py") continue;  // Python sources are imported by the worker, never compiled
+    if (!toolkit_available() &&
+        std::find(exercise.cuda_sources.begin(), exercise.cuda_sources.end(), src) != exercise.cuda_sources.end()) {
+      b.left_out.push_back(src);  // the library gets its CPU kernels only; the toolkit's rows are SKIPPED
+      continue;
+    }
     std::vector<std::string> argv;
     if (!ccache.empty()) argv.push_back(ccache);
     if (in.extension() == ".cu") {
@@ -801,6 +815,32 @@ void skip(const std::string& reason, const std::string& why_not_graded) {
   r->status = Status::Skip;
   r->detail = reason;
   r->not_graded = why_not_graded.empty() ? reason : why_not_graded;
+}
+
+void skip_without_toolkit(Session& s) {
+  if (s.toolkit_available()) return;
+  for (auto& c : s.exercise.checks) {
+    if (!c.toolkit) continue;
+    Row r;
+    r.id = c.id;
+    r.title = c.title;
+    r.hint = c.hint;
+    r.max_points = c.points;
+    r.verdict_given = true;
+    r.not_graded = kNeedsToolkit;
+    if (s.cfg.require_cuda) {  // an instructor's complete grade: a row it could not run counts as failed
+      r.status = Status::Fail;
+      r.detail = "not graded: this row needs the CUDA toolkit, the course here has none (COURSE_CUDA=off), and the "
+                 "grade was run with --require-cuda";
+      r.expected = "the CUDA toolkit (--require-cuda)";
+      r.seen = "no nvcc in toolchain.json";
+    } else {
+      r.status = Status::Skip;
+      r.detail = "no CUDA toolkit: install it for the CUDA rows (the course is set up with COURSE_CUDA=off): not run, "
+                 "not passed";
+    }
+    s.rows.push_back(r);
+  }
 }
 
 bool skip_without_cuda() {

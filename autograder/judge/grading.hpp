@@ -24,12 +24,14 @@ using json = nlohmann::json;
 struct CheckSpec {
   std::string id, title, hint;
   double points = 1;
-  bool cuda = false;  // needs a CUDA device: SKIPPED (not passed, not failed) without one
+  bool cuda = false;     // needs a CUDA device: SKIPPED (not passed, not failed) without one
+  bool toolkit = false;  // needs the CUDA toolkit (every cuda check does): SKIPPED where the course has none
 };
 
 struct Exercise {
   std::string id, title, chapter, library;
   std::vector<std::string> sources;
+  std::vector<std::string> cuda_sources;  // those of sources compiled only with the CUDA toolkit
   std::vector<std::string> hints;
   std::vector<CheckSpec> checks;
   // exercise.json resolved against the check catalog; std::runtime_error naming the file and what is wrong.
@@ -67,6 +69,7 @@ struct BuildResult {
   int more_errors = 0;
   std::string errors;
   bool refused = false;  // the submission's files were refused before anything was compiled (a link, a FIFO...)
+  std::vector<std::string> left_out;  // cuda_sources not compiled: the course has no CUDA toolkit
   double seconds = 0;
 };
 
@@ -124,6 +127,9 @@ class Session {
                              const std::map<std::string, Tensor>& inputs = {}, const std::string& variant = "default");
   // Asked of torch in a process that never loads the submission, so a submission cannot hide the GPU.
   bool cuda_available();
+  // The course was configured with nvcc (toolchain.json names it); without it (COURSE_CUDA=off) the judge builds no
+  // cuda_sources and every check that needs the toolkit is SKIPPED before it runs (skip_without_toolkit).
+  bool toolkit_available() const { return !toolchain.value("nvcc", std::string()).empty(); }
   // The grade is over: the worker server goes, with everything of its uid.
   void finish();
   int cuda_device_count();
@@ -205,5 +211,8 @@ void skip(const std::string& reason, const std::string& why_not_graded = "");
 bool skip_without_cuda();
 // The reason skip_without_cuda() gives the totals.
 inline constexpr const char* kNeedsCuda = "needs a CUDA device";
+inline constexpr const char* kNeedsToolkit = "needs the CUDA toolkit";
+// The rows of checks that need the toolkit, SKIPPED with the reason, when the course has none: the checks never run.
+void skip_without_toolkit(Session& s);
 
 }  // namespace judge

@@ -2,8 +2,9 @@
 catalog autograder/metadata/checks.json. The CLI, the site's build, the test drivers and the integrity check all read
 exercises through load(); the judge has its own reader in C++ (Exercise::load) and CMake its own (cmake/Exercises.cmake).
 
-load() returns the exercise with its checks resolved: a list of {"id", "title", "points", "hint", "cuda"} in table
-order, so no reader needs to know about the catalog.
+load() returns the exercise with its checks resolved: a list of {"id", "title", "points", "hint", "cuda", "toolkit"}
+in table order ("toolkit": needs the CUDA toolkit, which every "cuda" check does too), so no reader needs to know about
+the catalog.
 """
 from __future__ import annotations
 
@@ -65,9 +66,16 @@ def load(ex: str, root: Path = ROOT) -> dict:
         if cid not in known:
             raise MetadataError(f"{where}: check {cid!r} is not declared in autograder/metadata/checks.json")
         check = {"id": cid, "cuda": False, **known[cid]}
+        check["toolkit"] = bool(check.get("toolkit") or check["cuda"])
         if isinstance(entry, dict) and "hint" in entry:
             check["hint"] = entry["hint"]
         checks.append(check)
+    sources, cuda_sources = data.get("sources", []), data.get("cuda_sources", [])
+    if not set(cuda_sources) <= set(sources):
+        raise MetadataError(f"{where}: cuda_sources names files that are not in sources: "
+                            f"{sorted(set(cuda_sources) - set(sources))}")
+    if uncounted := [s for s in sources if s.endswith(".cu") and s not in cuda_sources]:
+        raise MetadataError(f"{where}: {uncounted} need the CUDA toolkit: list them in cuda_sources")
     return {**data, "checks": checks}
 
 

@@ -33,6 +33,18 @@ numbers = [int(e.split("_")[0]) for e in exercises]
 if numbers != list(range(1, CHAPTERS + 1)):
     problems.append(f"expected exercises 01 to {CHAPTERS:02d}, one per chapter; found {exercises}")
 
+CUDA_INCLUDE = re.compile(r'#\s*include\s*[<"](cuda[_a-z0-9]*\.h|c10/cuda/|ATen/cuda/|cublas|mma\.h)')
+
+
+def needs_cuda_headers(path, seen=()):
+    """path includes a CUDA header, itself or through a header beside it (#include "x.h")"""
+    text = path.read_text()
+    if path.suffix == ".cu" or CUDA_INCLUDE.search(text):
+        return True
+    local = [path.parent / h for h in re.findall(r'#\s*include\s*"([^"]+)"', text)]
+    return any(h.is_file() and h not in seen and needs_cuda_headers(h, (*seen, path)) for h in local)
+
+
 for ex in exercises:
     try:
         meta = course_metadata.load(ex, ROOT)
@@ -55,6 +67,13 @@ for ex in exercises:
                 problems.append(f"{kind}/{ex}/{src} is missing (exercise.json lists it)")
         if (ROOT / "exercises" / ex / src).is_file():
             stub_text += (ROOT / "exercises" / ex / src).read_text()
+    # A course without the CUDA toolkit (COURSE_CUDA=off) builds the sources outside cuda_sources: none of them may
+    # need it, through a CUDA header or a local header that includes one.
+    for src in meta.get("sources", []):
+        path = ROOT / "solutions" / ex / src
+        if src not in meta.get("cuda_sources", []) and path.is_file() and needs_cuda_headers(path):
+            problems.append(f"{where}: {src} includes CUDA headers but is not in cuda_sources (a course without the "
+                            "CUDA toolkit could not compile it)")
     if "TODO(student)" not in stub_text:
         problems.append(f"exercises/{ex}: no TODO(student) marker in the stub's sources")
     for case, submission, must_fail in (("stub", f"exercises/{ex}", True), ("reference", f"solutions/{ex}", False)):

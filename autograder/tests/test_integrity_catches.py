@@ -63,6 +63,9 @@ BREAKAGES = {
         lambda t: [edit_json(p, lambda d: d.update(checks=[c for c in d["checks"] if c != "dtype.cpu"]))
                    for p in t.glob("exercises/*/exercise.json")],
         "TEST_CASE 'dtype.cpu' (autograder/checks/) is listed by no exercise.json"),
+    "a source that needs the CUDA toolkit is not in cuda_sources": (
+        lambda t: edit_json(t / "exercises/05_fake/exercise.json", lambda d: d.update(cuda_sources=["mm16_kernel.cu"])),
+        "exercises/05_fake/exercise.json: mm16_cuda.cpp includes CUDA headers but is not in cuda_sources"),
     "a check the catalog does not declare": (
         lambda t: edit_json(t / "exercises/02_schema/exercise.json", lambda d: d["checks"].append("schema.nope")),
         "exercises/02_schema/exercise.json: check 'schema.nope' is not declared in autograder/metadata/checks.json"),

@@ -1,7 +1,6 @@
 """doctor: checks the toolchain the course needs, and prints the command that fixes anything missing."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -15,17 +14,28 @@ from .common import ROOT, say
 def find_course_python() -> str | None:
     if os.environ.get("COURSE_PYTHON"):
         return os.environ["COURSE_PYTHON"]
-    cache = Path(os.environ.get("COURSE_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "opcourse"))
-    base = os.environ.get("COURSE_BASE_PYTHON", "python3")
-    try:
-        version = subprocess.run([base, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
-                                 timeout=30).stdout
-    except OSError:
+    try:  # the environment tools/setup.sh makes (its path is computed in one place, tools/venv_path.sh)
+        venv = Path(subprocess.run(["bash", str(ROOT / "tools" / "venv_path.sh")], capture_output=True, text=True,
+                                   timeout=60, check=True).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
         return None
-    lines = [l for l in (ROOT / "requirements" / "course.txt").read_text().splitlines() if l and not l.startswith("#")]
-    key = hashlib.sha256(("\n".join(lines) + "\n" + version).encode()).hexdigest()[:16]
-    venv = cache / f"venv-{key}"
     return str(venv / "bin" / "python") if (venv / ".complete").is_file() else None
+
+
+def toolkit_adds() -> str:
+    """What a course without the CUDA toolkit does not grade, from the exercises' metadata: rows and points."""
+    import sys
+    sys.path.insert(0, str(ROOT / "autograder" / "metadata"))
+    import course_metadata
+    parts, rows, points = [], 0, 0.0
+    for ex in course_metadata.exercise_ids():
+        needs = [c for c in course_metadata.load(ex)["checks"] if c["toolkit"]]
+        if needs:
+            rows += len(needs)
+            points += sum(c["points"] for c in needs)
+            parts.append(f"{ex} {len(needs)}")
+    return (f"{rows} rows worth {points:g} points (by exercise: {', '.join(parts)}): the CUDA kernels, their "
+            "cubin and PTX, and every row that runs on a GPU")
 
 
 def run_quiet(argv: list[str], timeout: float = 60) -> tuple[int, str]:
@@ -71,12 +81,23 @@ def cmd_doctor(args) -> int:
         rc, out = run_quiet([nvcc, "--version"])
         m = re.search(r"release (\d+\.\d+)", out)
         nvcc_ver = m.group(1) if m else None
-    check("nvcc", bool(nvcc_ver), f"{nvcc} (CUDA {nvcc_ver})" if nvcc_ver else "not found",
-          "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) or export CUDACXX=/path/to/nvcc")
-    if torch_cuda and nvcc_ver:
+    no_toolkit = os.environ.get("COURSE_CUDA") == "off"
+    if nvcc_ver and not no_toolkit:
+        check("nvcc", True, f"{nvcc} (CUDA {nvcc_ver})", "")
+    else:
+        adds = toolkit_adds()
+        check("nvcc", False,
+              (f"COURSE_CUDA=off: the course works without the CUDA toolkit{f' ({nvcc} is here, unused)' if nvcc_ver else ''}"
+               if no_toolkit else "not found") +
+              f"; the toolkit would add {adds}",
+              "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) or export CUDACXX=/path/to/nvcc" +
+              ("" if no_toolkit else "; or work without it: export COURSE_CUDA=off (those rows are then SKIPPED)"),
+              required=not no_toolkit)
+    if torch_cuda and nvcc_ver and not no_toolkit:
         same = torch_cuda.split(".")[0] == nvcc_ver.split(".")[0]
         check("torch CUDA = nvcc major", same, f"torch built for CUDA {torch_cuda}, nvcc is {nvcc_ver}",
-              f"pin a torch built for CUDA {nvcc_ver.split('.')[0]} in requirements/course.txt, then tools/setup.sh")
+              f"COURSE_TORCH='torch==VERSION' COURSE_TORCH_INDEX=https://download.pytorch.org/whl/cu{nvcc_ver.split('.')[0]}X "
+              "tools/setup.sh   (a torch built for your CUDA, in an environment of its own: README, your machine)")
     cmake = which("cmake")
     if cmake:
         rc, out = run_quiet([cmake, "--version"])

@@ -53,7 +53,7 @@ def p_grade(p: argparse.ArgumentParser) -> None:
     p.add_argument("--worker-timeout", metavar="S", type=positive_float,
                    help="wall-clock limit of one worker run, in seconds (default: 120)")
     p.add_argument("--no-color", action="store_true", help="a plain table even on a terminal")
-    p.add_argument("--list", action="store_true", help="list the exercise's checks (id, points, cpu/cuda, title) "
+    p.add_argument("--list", action="store_true", help="list the exercise's checks (id, points, cpu/toolkit/cuda, title) "
                    "and exit")
     p.add_argument("--toolchain", metavar="FILE", help="compiler settings written by CMake "
                    "(default: build/toolchain.json)")
