@@ -18,7 +18,7 @@ from .submissions import find_sources
 # what the zip carries (folders whole, but for __pycache__ and planted submissions), besides the exercises
 GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
                     "autograder/checks", "autograder/metadata", "autograder/worker", "autograder/tests",
-                    "autograder/portability", "requirements", "tools/setup.sh", "tools/course.py", "tools/course_cli",
+                    "autograder/portability", "requirements", "tools/setup.sh", "tools/venv_path.sh", "tools/course.py", "tools/course_cli",
                     "tools/gradescope"]
 
 

@@ -22,8 +22,10 @@ export CCACHE_DIR=${CCACHE_DIR:-${COURSE_CCACHE_DIR:-}}
 # the operators under test of chapters 7 and 8 come built, in operators/ (the zip carries no solutions)
 prebuilt=()
 [ -f "$src/operators/operators.json" ] && prebuilt=(-DCOURSE_PREBUILT_OPERATORS="$src/operators")
+# an image without the CUDA toolkit (COURSE_CUDA=off): the judge SKIPS the rows that need it, saying why
+[ "${COURSE_CUDA:-on}" = off ] && prebuilt+=(-DCOURSE_WITH_CUDA=OFF)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOURSE_PYTHON="$COURSE_PYTHON" -DCOURSE_BUILD_LIBRARIES=OFF \
-  "${prebuilt[@]}" >"$build/configure.log" 2>&1 ||
+  "${prebuilt[@]+"${prebuilt[@]}"}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "setup.sh: CMake configuration failed" >&2; exit 1; }
 cmake --build "$build" --target grader >"$build/build.log" 2>&1 ||
   { tail -40 "$build/build.log" >&2; echo "setup.sh: building the grader failed" >&2; exit 1; }
