@@ -10,7 +10,8 @@ usage: build_site.py [--site-dir DIR]   (default: site/ of the course this file 
 3. KaTeX's script, style sheet, auto-render and fonts are copied into DIR/assets/katex, where mkdocs.yml's extra_css
    and extra_javascript load them. A step of this command, not a MkDocs hook: the same copy works after any engine
    that reads mkdocs.yml. `mkdocs serve` alone has no KaTeX.
-Exit status: MkDocs' own (the build stops on a warning, a broken snippet, a page the course's Markdown refuses).
+MkDocs must be 1.x (a 2.x is refused, with the reason). Exit status: MkDocs' own (the build stops on a warning, a
+broken snippet, a page the course's Markdown refuses).
 """
 import argparse
 import os
@@ -49,9 +50,24 @@ def copy_katex(site_dir, files=None):
         shutil.copyfile(src, target)
 
 
+def check_mkdocs():
+    """MkDocs 1.x, or SystemExit saying why: MkDocs 2 runs neither Material nor the course's mkdocs.yml as written. The
+    pin (requirements/course.txt: mkdocs==1.6.1,<2) covers the course's venv; this covers COURSE_PYTHON's own MkDocs."""
+    try:
+        import mkdocs
+    except ImportError:
+        sys.exit(f"build_site: MkDocs is not installed for {sys.executable} (requirements/course.txt pins it)")
+    if not mkdocs.__version__.startswith("1."):
+        sys.exit(f"build_site: MkDocs {mkdocs.__version__} is not 1.x: MkDocs 2 drops plugins and the Material theme "
+                 f"this site is built with; install mkdocs==1.6.1 (requirements/course.txt)")
+
+
 def engine_env(course=COURSE):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (course, env.get("PYTHONPATH")) if p)
+    # Material 9.8 prints its end-of-life notice on every build; the course follows it in the README, so a student's
+    # `./course main` does not repeat it
+    env.setdefault("NO_MKDOCS_2_WARNING", "1")
     return env
 
 
@@ -60,6 +76,7 @@ def main(argv):
     parser.add_argument("--site-dir", default=os.path.join(COURSE, "site"))
     args = parser.parse_args(argv)
     site_dir = os.path.abspath(args.site_dir)
+    check_mkdocs()
     files = katex_files()  # before MkDocs runs: a missing package is named first
     status = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site_dir],
                             cwd=COURSE, env=engine_env()).returncode
