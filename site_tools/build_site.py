@@ -9,7 +9,7 @@ usage: build_site.py [--site-dir DIR]   (default: site/ of the course this file 
    markdown_extensions finds site_tools.course_markdown (dot diagrams, exercise and GPU marks, front matter).
 3. KaTeX's script, style sheet, auto-render and fonts are copied into DIR/assets/katex, where mkdocs.yml's extra_css
    and extra_javascript load them. A step of this command, not a MkDocs hook: the same copy works after any engine
-   that reads mkdocs.yml. `mkdocs serve` alone has no KaTeX.
+   that reads mkdocs.yml (site_tools/successor_check.py runs it after Zensical). `mkdocs serve` alone has no KaTeX.
 MkDocs must be 1.x (a 2.x is refused, with the reason). Exit status: MkDocs' own (the build stops on a warning, a
 broken snippet, a page the course's Markdown refuses).
 """
@@ -65,8 +65,8 @@ def check_mkdocs():
 def engine_env(course=COURSE):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (course, env.get("PYTHONPATH")) if p)
-    # Material 9.8 prints its end-of-life notice on every build; the course follows it in the README, so a student's
-    # `./course main` does not repeat it
+    # Material 9.8 prints its end-of-life notice on every build; the course follows it in successor_check.py and
+    # the README, so a student's `./course main` does not repeat it
     env.setdefault("NO_MKDOCS_2_WARNING", "1")
     return env
 
