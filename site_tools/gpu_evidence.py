@@ -6,7 +6,7 @@ main.log (`./course main`: every reference solution's table, with the GPU), verd
 verdicts-STEP-no-gpu.md (the planted cases' rows that failed and were skipped, with and without the GPU, one table per
 step of the run that graded planted cases).
 `summarize(folder)` reads them into one dict; `python3 site_tools/gpu_evidence.py evidence/gpu/FOLDER...` writes it
-to FOLDER/summary.json (the run writes it too). The site's pages quote GPU figures only through it (hooks.py): a
+to FOLDER/summary.json (the run writes it too). The site's pages quote GPU figures only through it (course_markdown.py): a
 ```gpu-rows block or a <!-- gpu-row: FOLDER EXERCISE ROW --> mark is rendered from summary.json, with the machine, the
 date and the file; a name the summary lacks stops the build. Nothing here is retyped by hand.
 """

@@ -4,8 +4,9 @@ A page may start with YAML front matter (between two `---` lines) saying who wro
 glossary page must have it. "pending" stands where no person has signed yet; the site still builds every page, and
 shows "pending" plainly, but site_tools/publish_check.py refuses to publish while any reviewer is pending.
 
-Used by the MkDocs hooks (site_tools/hooks.py), the glossary test (site_tools/tests/test_glossary.py) and the publish
-check (site_tools/publish_check.py), so the three read front matter the same way.
+Used by the site's Markdown extension (site_tools/course_markdown.py), the glossary test
+(site_tools/tests/test_glossary.py) and the publish check (site_tools/publish_check.py), so the three read front matter
+the same way.
 """
 import datetime
 import json

@@ -1,6 +1,6 @@
 """Refuses to publish the site while any page lacks a named author's and reviewer's sign-off.
 
-The default build (`mkdocs build`, `./course main`) still builds every page, "pending" bylines included; this is the
+The default build (site_tools/build_site.py, `./course main`) still builds every page, "pending" bylines included; this is the
 gate a release runs before publishing. A page is ready when its front matter (see site_tools/page_meta.schema.json)
 names its authors and reviewers and gives the date it was last checked. A reviewer signs off by editing the page's
 front matter: replace `reviewers: pending` with `reviewers: [Their Name]` and `last_checked_on: pending` with the

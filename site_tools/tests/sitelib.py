@@ -1,4 +1,4 @@
-"""Shared helpers of the site's tests: where the course is, how to run MkDocs, what the chapters include."""
+"""Shared helpers of the site's tests: where the course is, how to build the site, what the chapters include."""
 import os
 import re
 import subprocess
@@ -10,10 +10,11 @@ SNIPPET_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$')
 REGION_MARK = re.compile(r"--8<--\s+\[(start|end):([A-Za-z0-9_.-]+)\]")
 
 
-def mkdocs_build(project_dir, site_dir):
-    """Runs `mkdocs build --strict`; returns (exit status, combined output)."""
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site_dir],
-                          cwd=project_dir, capture_output=True, text=True, timeout=600)
+def build_site(project_dir, site_dir):
+    """Runs the site command of the course at project_dir (its site_tools/build_site.py: `mkdocs build --strict`,
+    then KaTeX); returns (exit status, combined output)."""
+    proc = subprocess.run([sys.executable, os.path.join(project_dir, "site_tools", "build_site.py"),
+                           "--site-dir", site_dir], cwd=project_dir, capture_output=True, text=True, timeout=600)
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from sitelib import COURSE_ROOT, mkdocs_build
+from sitelib import COURSE_ROOT, build_site
 
 sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
 import page_meta  # noqa: E402
@@ -287,7 +287,7 @@ def main_catches():
                 missed.append(f"not caught: {what} (expected a problem containing {expected}, got {found})")
             if path.endswith("dispatcher.md") and hit:
                 # the same violation stops the strict build, naming the page and the field
-                status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+                status, output = build_site(tmp, os.path.join(tmp, "site"))
                 if status == 0 or "glossary/dispatcher.md" not in output or "'reviewers'" not in output:
                     missed.append(f"the strict build did not stop on {what}, naming page and field "
                                   f"(exit {status}):\n{output[-2000:]}")

@@ -1,5 +1,6 @@
-"""The site builds with `mkdocs build --strict` (links, anchors and snippets all resolve), a chapter that names a
-code region that does not exist stops the build with a message that names it, and so does a diagram too wide to read.
+"""The site builds with its site command, site_tools/build_site.py (`mkdocs build --strict`: links, anchors and
+snippets all resolve; then KaTeX), a chapter that names a code region that does not exist stops the build with a
+message that names it, and so does a diagram too wide to read.
 
 A page's GPU figures come from the run's summary.json: a citation of evidence that does not exist, a row the run
 did not log, and a summary whose figure no longer matches its logs each stop the build, by name.
@@ -10,13 +11,13 @@ import shutil
 import sys
 import tempfile
 
-from sitelib import COURSE_ROOT, mkdocs_build
+from sitelib import COURSE_ROOT, build_site
 
 
 def test_build(site_dir):
-    status, output = mkdocs_build(COURSE_ROOT, site_dir)
+    status, output = build_site(COURSE_ROOT, site_dir)
     print(output)
-    assert status == 0, f"mkdocs build --strict failed (exit {status}); its output is above"
+    assert status == 0, f"the site build (mkdocs build --strict) failed (exit {status}); its output is above"
     for page in ("index.html", "01_custom_op/index.html", "02_schema/index.html", "search/search_index.json",
                  "assets/katex/katex.min.js", "assets/katex/contrib/auto-render.min.js"):
         assert os.path.isfile(os.path.join(site_dir, page)), f"the built site has no {page}"
@@ -37,7 +38,7 @@ def test_broken_snippet():
             original = f.read()
         with open(chapter, "a") as f:
             f.write('\n```cpp\n--8<-- "exercises/01_custom_op/scale_add.cpp:no_such_region"\n```\n')
-        status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+        status, output = build_site(tmp, os.path.join(tmp, "site"))
         print(output)
         assert status != 0, "a chapter naming a missing code region must fail the build, but it passed"
         assert "Snippet section 'no_such_region' could not be located" in output and "01_custom_op.md" in output, \
@@ -46,7 +47,7 @@ def test_broken_snippet():
         # and a missing file the same way
         with open(chapter, "w") as f:
             f.write(original + '\n```cpp\n--8<-- "exercises/01_custom_op/no_such_file.cpp"\n```\n')
-        status, output = mkdocs_build(tmp, os.path.join(tmp, "site2"))
+        status, output = build_site(tmp, os.path.join(tmp, "site2"))
         assert status != 0 and "no_such_file.cpp" in output, output
     print("site/broken_snippet: a missing region and a missing file each stop the strict build, by name")
 
@@ -60,7 +61,7 @@ def test_wide_diagram():
         with open(os.path.join(tmp, "chapters", "02_schema.md"), "a") as f:
             f.write(f"\n```dot\ndigraph too_wide {{\n  rankdir=LR; node [shape=box, fontsize=11];\n  {labels};\n"
                     f"  {nodes};\n}}\n```\n")
-        status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+        status, output = build_site(tmp, os.path.join(tmp, "site"))
         print(output)
         assert status != 0, "a diagram too wide to read must fail the build, but it passed"
         assert "digraph too_wide" in output and "02_schema.md" in output and "pt wide" in output, \
@@ -87,7 +88,7 @@ def test_gpu_evidence():
         with tempfile.TemporaryDirectory() as tmp:
             copy_course(tmp)
             plant(tmp)
-            status, output = mkdocs_build(tmp, os.path.join(tmp, "site"))
+            status, output = build_site(tmp, os.path.join(tmp, "site"))
             assert status != 0 and message in output, f"{what}: the build must fail saying {message!r}:\n{output[-3000:]}"
             print(f"site/gpu_evidence: {what} stops the build ({message})")
 

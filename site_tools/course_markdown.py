@@ -1,56 +1,70 @@
-"""MkDocs hooks of the course site (mkdocs.yml: hooks).
+"""The course's own Markdown, as a Python-Markdown extension (mkdocs.yml: markdown_extensions: site_tools.course_markdown).
 
-* KaTeX comes from the Debian package libjs-katex (+ fonts-katex), copied into the site at build time, so a page
-  opened offline still renders its math and nothing is fetched from a CDN.
+It rewrites a page before any other extension reads it (snippets, fences, tables), as the MkDocs hook it replaces
+did. An extension, not a hook: MkDocs 2 drops hooks and plugins and Material's successor (Zensical) runs neither, but
+both run the Python-Markdown extensions mkdocs.yml names, so these steps survive a move off MkDocs 1.x.
+
 * ```dot fenced blocks are rendered to inline SVG with Graphviz at build time (Debian package graphviz): no
-  diagram library runs in the browser.
+  diagram library runs in the browser. A diagram too wide to read stops the build.
 * A page's YAML front matter (authors, reviewers, dates; every glossary page has it) is validated against
   site_tools/page_meta.schema.json, and its `<!-- byline -->` mark becomes the byline, "pending" shown as it is. A
-  page whose front matter breaks the schema stops the strict build with a message naming the page and the field.
+  page whose front matter breaks the schema stops the build with a message naming the page and the field.
+* <!-- checks: EXERCISE --> and <!-- hints: EXERCISE --> become the table of graded checks and the hints, read from
+  exercises/EXERCISE/exercise.json.
 * GPU figures are rendered from a run's evidence/gpu/FOLDER/summary.json (site_tools/gpu_evidence.py), never
   retyped: a ```gpu-rows FOLDER block (one line per row, "what it shows | EXERCISE | ROW") becomes a table of the row
   on the GPU and without one; a <!-- gpu-row: FOLDER EXERCISE ROW --> mark becomes the row's verdict and detail, a
   <!-- gpu-case: FOLDER EXERCISE/CASE --> mark a planted case's failed rows, and <!-- gpu-run: FOLDER --> (required
-  beside them) names the machine, the date and the file. A page that names an evidence file that does not exist, or a row or folder
-  the summary lacks, or a summary that no longer matches its logs, stops the build.
-Both packages are installed by tools/setup.sh; without them the build stops and says what to install.
+  beside them) names the machine, the date and the file. A page that names an evidence file that does not exist, or a
+  row or folder the summary lacks, or a summary that no longer matches its logs, stops the build.
+
+Python-Markdown does not tell an extension which page it renders: `_page` asks the engine (MkDocs 1.x's relpath tree
+processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothing else here knows which engine runs.
+The front matter is read from the page's file by page_meta.py, as the glossary test and the publish check read it.
+KaTeX is no page's business: the site command (site_tools/build_site.py) copies it into the built site.
 """
 import os
 import re
 import subprocess
 
-from mkdocs.exceptions import PluginError
-from mkdocs.structure.files import File
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
 
-KATEX_DIRS = ["/usr/share/javascript/katex"]
-_deps_root = os.environ.get("COURSE_DEPS_ROOT")
-if _deps_root:
-    KATEX_DIRS.insert(0, os.path.join(_deps_root, "usr/share/javascript/katex"))
+from . import gpu_evidence as ev
+from . import page_meta
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = "chapters"  # mkdocs.yml: docs_dir; messages name a page as chapters/PAGE, the path in the repository
 INSTALL = "apt-get install libjs-katex fonts-katex graphviz (tools/setup.sh installs them)"
 
-
-def _katex_dir():
-    for d in KATEX_DIRS:
-        if os.path.isfile(os.path.join(d, "katex.min.js")):
-            return d
-    raise PluginError(f"KaTeX not found in {KATEX_DIRS}: the site renders math from local files only. {INSTALL}")
+try:  # MkDocs 1.x prints a PluginError as one line, without a traceback; any other engine sees an Exception
+    from mkdocs.exceptions import PluginError as _Base
+except ImportError:
+    _Base = Exception
 
 
-def on_files(files, config):
-    src = _katex_dir()
-    wanted = ["katex.min.js", "katex.min.css"]
-    for name in wanted:
-        files.append(File.generated(config, f"assets/katex/{name}", abs_src_path=os.path.join(src, name)))
-    # Debian ships auto-render unminified; it is published under the name mkdocs.yml loads
-    files.append(File.generated(config, "assets/katex/contrib/auto-render.min.js",
-                                abs_src_path=os.path.join(src, "contrib", "auto-render.js")))
-    fonts = os.path.realpath(os.path.join(src, "fonts"))
-    if not os.path.isdir(fonts) or not any(f.endswith(".woff2") for f in os.listdir(fonts)):
-        raise PluginError(f"KaTeX's fonts are missing ({fonts}). {INSTALL}")
-    for name in sorted(os.listdir(fonts)):
-        if name.endswith(".woff2"):
-            files.append(File.generated(config, f"assets/katex/fonts/{name}", abs_src_path=os.path.join(fonts, name)))
-    return files
+class SiteError(_Base):
+    """A page the course's Markdown cannot render as written: the build stops, naming the page."""
+
+
+class _Page:
+    def __init__(self, src, path):
+        self.src = src    # relative to the docs folder: glossary/opcheck.md
+        self.path = path  # the file, to read its front matter
+
+
+def _page(md):
+    """The page `md` is rendering, from whichever engine runs it."""
+    relpath = md.treeprocessors["relpath"] if "relpath" in md.treeprocessors else None
+    file = getattr(relpath, "file", None)
+    if file is not None:  # MkDocs 1.x: one Markdown per page, with the page's File on this tree processor
+        return _Page(file.src_uri, file.abs_src_path)
+    for p in md.preprocessors:  # Zensical: its rendering context (path relative to docs_dir)
+        page, config = getattr(p, "page", None), getattr(p, "config", None)
+        if page is not None and isinstance(config, dict) and "docs_dir" in config:
+            return _Page(page.path, os.path.join(config.get("root_dir", ""), config["docs_dir"], page.path))
+    raise SiteError("site_tools/course_markdown.py cannot tell which page it renders (it knows MkDocs 1.x and "
+                    "Zensical): add the new engine's way to _page()")
 
 
 # Graphviz sizes in points; a diagram wider than this is shrunk to fit the text column (~900 px on a laptop) until
@@ -63,9 +77,9 @@ def _render_dot(source, page):
     try:
         proc = subprocess.run(["dot", "-Tsvg"], input=source, capture_output=True, text=True, timeout=60)
     except FileNotFoundError as e:
-        raise PluginError(f"Graphviz's dot is not installed (diagram in {page.file.src_uri}). {INSTALL}") from e
+        raise SiteError(f"Graphviz's dot is not installed (diagram in {page.src}). {INSTALL}") from e
     if proc.returncode != 0:
-        raise PluginError(f"a dot diagram in {page.file.src_uri} does not render:\n{proc.stderr.strip()}")
+        raise SiteError(f"a dot diagram in {page.src} does not render:\n{proc.stderr.strip()}")
     svg = proc.stdout[proc.stdout.index("<svg"):]
     svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
     # the page's colours, not Graphviz's: black strokes and text follow the light/dark scheme
@@ -74,15 +88,16 @@ def _render_dot(source, page):
     width = float(re.search(r'<svg width="([0-9.]+)pt"', svg).group(1))
     if width > MAX_DIAGRAM_WIDTH_PT:
         first = source.strip().splitlines()[0]
-        raise PluginError(f"the dot diagram '{first}' in {page.file.src_uri} is {width:.0f} pt wide (at most "
-                          f"{MAX_DIAGRAM_WIDTH_PT}): the page would shrink its text to an unreadable size. Use "
-                          "rankdir=TB, or { rank=same; ... } rows, to make it narrower.")
+        raise SiteError(f"the dot diagram '{first}' in {page.src} is {width:.0f} pt wide (at most "
+                        f"{MAX_DIAGRAM_WIDTH_PT}): the page would shrink its text to an unreadable size. Use "
+                        "rankdir=TB, or { rank=same; ... } rows, to make it narrower.")
     # natural size (the labels' font size), shrunk by CSS only when the column is narrower
     svg = svg.replace("<svg ", '<svg role="img" ', 1)
     return '<div class="diagram" markdown="0">' + "".join(l.strip() for l in svg.splitlines()) + "</div>"
 
 
-def on_page_markdown(markdown, page, config, files):
+def render(markdown, page):
+    """The page's Markdown with the course's marks, fences and front matter rendered (SiteError if it cannot be)."""
     markdown = _page_meta(markdown, page)
     markdown = _expand_exercise_marks(markdown, page)
     markdown = _gpu_evidence(markdown, page)
@@ -96,30 +111,20 @@ _GPU_CASE = re.compile(r"<!-- gpu-case: (\S+) (\S+) -->")
 _EVIDENCE_PATH = re.compile(r"evidence/gpu/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 
 
-def _gpu_module():
-    import sys
-
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import gpu_evidence
-
-    return gpu_evidence
-
-
 def _gpu_evidence(markdown, page):
-    ev = _gpu_module()
-    src = f"chapters/{page.file.src_uri}"
+    src = f"{DOCS}/{page.src}"
 
     def summary(folder):
         try:
             return ev.load(folder)
         except ev.EvidenceError as e:
-            raise PluginError(f"{src}: {e}") from None
+            raise SiteError(f"{src}: {e}") from None
 
     def row(s, exercise, row_id):
         try:
             return ev.reference_row(s, exercise, row_id)
         except ev.EvidenceError as e:
-            raise PluginError(f"{src}: {e}") from None
+            raise SiteError(f"{src}: {e}") from None
 
     def without_gpu(s, exercise, row_id):
         case = s["cases_without_gpu"].get(f"{exercise}/reference")
@@ -130,7 +135,7 @@ def _gpu_evidence(markdown, page):
         meta = _exercise(exercise, page)
         check = next((c for c in meta["checks"] if c["id"] == row_id), None)
         if check is None or check.get("cuda"):
-            raise PluginError(f"{src}: {s['folder']} has no run of {exercise} without a GPU to show {row_id} from")
+            raise SiteError(f"{src}: {s['folder']} has no run of {exercise} without a GPU to show {row_id} from")
         return f"PASS (a CPU row: CI grades planted `{exercise}/reference` on every commit)"
 
     def table(m):
@@ -139,7 +144,7 @@ def _gpu_evidence(markdown, page):
         for line in m.group(2).strip().splitlines():
             cells = [c.strip() for c in line.split("|")]
             if len(cells) != 3:
-                raise PluginError(f"{src}: a gpu-rows line is 'what it shows | EXERCISE | ROW', not {line!r}")
+                raise SiteError(f"{src}: a gpu-rows line is 'what it shows | EXERCISE | ROW', not {line!r}")
             what, exercise, row_id = cells
             r = row(s, exercise, row_id)
             lines.append(f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])} | "
@@ -150,17 +155,17 @@ def _gpu_evidence(markdown, page):
         s = summary(m.group(1))
         r = row(s, m.group(2), m.group(3))
         if m.group(1) not in runs_named:
-            raise PluginError(f"{src}: a gpu-row of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the "
-                              "page, which names the machine, the date and the file")
+            raise SiteError(f"{src}: a gpu-row of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the "
+                            "page, which names the machine, the date and the file")
         return f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
 
     def case(m):
         s = summary(m.group(1))
         c = s["cases"].get(m.group(2))
         if c is None:
-            raise PluginError(f"{src}: no verdict table of {s['folder']} has planted case {m.group(2)}")
+            raise SiteError(f"{src}: no verdict table of {s['folder']} has planted case {m.group(2)}")
         if m.group(1) not in runs_named:
-            raise PluginError(f"{src}: a gpu-case of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the page")
+            raise SiteError(f"{src}: a gpu-case of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the page")
         failed = ", ".join(f"`{r}`" for r in c["failed"]) or "none"
         skipped = ", ".join(f"`{r}`" for r in c["skipped"])
         return (f"planted `{m.group(2)}` on the GPU: rows failed {failed}"
@@ -174,7 +179,7 @@ def _gpu_evidence(markdown, page):
     markdown = _GPU_RUN.sub(lambda m: f"Measured on {ev.machine_line(summary(m.group(1)))}.", markdown)
     for cited in sorted(set(_EVIDENCE_PATH.findall(markdown))):
         if not (ev.ROOT / cited).exists():
-            raise PluginError(f"{src} cites {cited}, which does not exist")
+            raise SiteError(f"{src} cites {cited}, which does not exist")
     return markdown
 
 
@@ -186,15 +191,15 @@ _EXERCISE_MARK = re.compile(r"^<!-- (checks|hints): ([A-Za-z0-9_]+) -->[ \t]*$",
 def _exercise(exercise_id, page):
     import sys
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "autograder", "metadata"))
+    sys.path.insert(0, os.path.join(ROOT, "autograder", "metadata"))
     import course_metadata  # the one Python reader of exercise.json (checks resolved from the catalog)
 
-    if not os.path.isfile(os.path.join("exercises", exercise_id, "exercise.json")):
-        raise PluginError(f"{page.file.src_uri} names exercise '{exercise_id}', which has no exercise.json")
+    if not os.path.isfile(os.path.join(ROOT, "exercises", exercise_id, "exercise.json")):
+        raise SiteError(f"{page.src} names exercise '{exercise_id}', which has no exercise.json")
     try:
         return course_metadata.load(exercise_id)
     except course_metadata.MetadataError as e:
-        raise PluginError(f"{page.file.src_uri}: {e}") from None
+        raise SiteError(f"{page.src}: {e}") from None
 
 
 def _md_cell(text):
@@ -221,30 +226,44 @@ def _expand_exercise_marks(markdown, page):
     return _EXERCISE_MARK.sub(lambda m: _exercise_block(m.group(1), m.group(2), page), markdown)
 
 
-# Front matter and byline (site_tools/page_meta.py): MkDocs has already parsed the front matter into page.meta.
+# Front matter and byline (site_tools/page_meta.py). The engine has already cut the front matter off the Markdown it
+# hands over; page_meta reads it from the page's file, as the glossary test and the publish check do.
 GLOSSARY_DIR = "glossary/"
 
 
 def _page_meta(markdown, page):
-    import sys
-
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import page_meta
-
-    src = page.file.src_uri
-    meta = page.meta or None
+    src = f"{DOCS}/{page.src}"
+    try:
+        meta, _ = page_meta.read_page(page.path)
+    except Exception as e:  # noqa: BLE001 - a YAML error: say which page
+        raise SiteError(f"{src}: front matter is not valid YAML: {e}") from None
     if meta is None:
-        if src.startswith(GLOSSARY_DIR):
-            raise PluginError(f"chapters/{src}: a glossary page needs front matter (authors, reviewers, written_on, "
-                              f"last_checked_on, checked_against_torch; 'pending' where no person has signed)")
+        if page.src.startswith(GLOSSARY_DIR):
+            raise SiteError(f"{src}: a glossary page needs front matter (authors, reviewers, written_on, "
+                            f"last_checked_on, checked_against_torch; 'pending' where no person has signed)")
         if page_meta.BYLINE_MARK in markdown:
-            raise PluginError(f"chapters/{src} has a byline mark but no front matter to render it from")
+            raise SiteError(f"{src} has a byline mark but no front matter to render it from")
         return markdown
-    problems = page_meta.validate(meta, f"chapters/{src}")
+    problems = page_meta.validate(meta, src)
     if problems:
-        raise PluginError("page front matter does not follow site_tools/page_meta.schema.json:\n  "
-                          + "\n  ".join(problems))
+        raise SiteError("page front matter does not follow site_tools/page_meta.schema.json:\n  "
+                        + "\n  ".join(problems))
     if page_meta.BYLINE_MARK not in markdown:
-        raise PluginError(f"chapters/{src} has front matter but no '{page_meta.BYLINE_MARK}' mark where its byline "
-                          "goes (under its '## Byline' heading)")
+        raise SiteError(f"{src} has front matter but no '{page_meta.BYLINE_MARK}' mark where its byline "
+                        "goes (under its '## Byline' heading)")
     return markdown.replace(page_meta.BYLINE_MARK, page_meta.render_byline(meta))
+
+
+class _CoursePreprocessor(Preprocessor):
+    def run(self, lines):
+        return render("\n".join(lines), _page(self.md)).split("\n")
+
+
+class CourseMarkdown(Extension):
+    def extendMarkdown(self, md):
+        # 40: before snippets (32), whitespace normalisation (30) and the fences: the page as its author wrote it
+        md.preprocessors.register(_CoursePreprocessor(md), "course_markdown", 40)
+
+
+def makeExtension(**kwargs):
+    return CourseMarkdown(**kwargs)
