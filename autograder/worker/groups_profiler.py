@@ -25,14 +25,14 @@ def _define_scaled():
         return a.new_empty(a.shape[0], b.shape[1], dtype=torch.float32)
 
 
-@group("profile")
-def group_profile(request, inputs):
+def profile_workload(device, seed=0):
+    """The fixed workload, profiled (CPU activity, and CUDA on a GPU): what the judge grades, and what chapter 8's
+    GPU figures are regenerated from (tools/gpu/chapter_figures.py)."""
     from torch.profiler import ProfilerActivity, profile
 
-    device = request["args"]["device"]
     _define_scaled()
     mm16, scaled = torch.ops.course.mm16, torch.ops.course.mm16_scaled
-    g = torch.Generator().manual_seed(int(request["args"].get("seed", 0)))
+    g = torch.Generator().manual_seed(int(seed))
     a = torch.randn(64, 48, generator=g).half().to(device)
     b = torch.randn(48, 32, generator=g).half().to(device)
     a_t = torch.randn(48, 64, generator=g).half().to(device).t()  # non-contiguous
@@ -49,6 +49,12 @@ def group_profile(request, inputs):
             scaled(a, b, 2.0)
         if device == "cuda":
             torch.cuda.synchronize()
+    return prof
+
+
+@group("profile")
+def group_profile(request, inputs):
+    prof = profile_workload(request["args"]["device"], request["args"].get("seed", 0))
     trace = os.path.join(request["out_dir"], "trace.json")
     prof.export_chrome_trace(trace)
     announce_evidence(request, trace)  # before the student's module is imported: it cannot rewrite the trace unseen

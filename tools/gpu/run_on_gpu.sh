@@ -4,7 +4,7 @@
 #
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
 #                                                 gpu-cases-no-gpu, cuda-cases, late-cases, harness-5x, hang, probes,
-#                                                 neighbours, mutants, cases
+#                                                 neighbours, mutants, cases, chapter-figures
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -76,6 +76,10 @@ for s in $steps; do
       step probes bash -c "'$COURSE_PYTHON' tools/gpu/capture_sync_probe.py sync; \
         '$COURSE_PYTHON' tools/gpu/capture_sync_probe.py control; ./course build && \
         '$COURSE_PYTHON' tools/gpu/tall_mm16.py '$COURSE_BUILD_DIR/lib/solutions/04_cuda/libmm16_cuda.so'" ;;
+    chapter-figures)  # issue 26: chapter 8's profiler tables and chapter 9's JIT figures, regenerated into evidence
+      step chapter-figures bash -c "./course build && '$COURSE_PYTHON' tools/gpu/chapter_figures.py '$logs/chapter-figures' \
+        '$COURSE_BUILD_DIR/lib/solutions/06_autograd/libmm16_autograd.so' autograder/portability/probe_kernel.cu \
+        \"\$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)\"" ;;
     test) step test ./course test -R "$grader_tests" ;;
     test-no-gpu) CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test -R 'planted/' ;;
     *) echo "unknown step $s" >&2; exit 2 ;;
