@@ -56,6 +56,7 @@ elseif(COURSE_BUILD_LIBRARIES AND EXISTS "${_op_dir}/mm16_autograd.cpp")
   set(_targets
     "correct|||cpu"
     "wrong_forward_float64|mm16_cpu.cpp|06_autograd/forward_2x_float64|cpu"
+    "wrong_forward_float16|mm16_cpu.cpp|03_cpu/forward_2x_float16|cpu"
     "ignores_strides|mm16_cpu.cpp|03_cpu/ignores_strides|cpu"
     "exit_on_invalid|mm16_cpu.cpp|03_cpu/exit_on_invalid|cpu"
     "missing_fake|mm16_meta.cpp|05_fake/fake_missing|cpu"

@@ -326,6 +326,7 @@ TEST_SUITE("harness") {
   }
 
   TEST_CASE("catches.wrong_forward_float64") { catches("wrong_forward_float64", "a forward that doubles float64 products"); }
+  TEST_CASE("catches.wrong_forward_float16") { catches("wrong_forward_float16", "a forward that doubles float16 products"); }
   TEST_CASE("catches.ignores_strides") { catches("ignores_strides", "a kernel that ignores strides"); }
   TEST_CASE("catches.exit_on_invalid") { catches("exit_on_invalid", "std::exit(1) on a 1-D input"); }
   TEST_CASE("catches.missing_fake") { catches("missing_fake", "no fake (Meta) kernel"); }
