@@ -79,6 +79,7 @@ req="$root/requirements/course.txt"
 problems=()
 command -v "${CXX:-g++}" >/dev/null || command -v c++ >/dev/null ||
   problems+=("no C++ compiler (${CXX:-g++}); Debian: apt-get install g++")
+pinned_cuda=$(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$req" | head -1)  # the CUDA major of the pinned torch's wheel
 cuda=${COURSE_CUDA:-on}
 case $cuda in on|off) ;; *) die "COURSE_CUDA=$cuda: use on (the default: the CUDA toolkit is required) or off (no toolkit: CPU rows only)" ;; esac
 nvcc=
@@ -88,7 +89,7 @@ if [ "$cuda" = on ]; then
   if [ -x "$nvcc" ]; then
     nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9][0-9.]*\).*/\1/p')
   else
-    problems+=("no CUDA toolkit: nvcc not found (looked at CUDACXX, on PATH and at /usr/local/cuda/bin/nvcc). Install the CUDA $(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$root/requirements/course.txt" | head -1) toolkit (or set CUDACXX) for the CUDA rows, or use the course without it: COURSE_CUDA=off ./course ... builds the CPU sources, grades the CPU rows and SKIPS every row that needs nvcc or a GPU, saying why")
+    problems+=("no CUDA toolkit: nvcc not found (looked at CUDACXX, on PATH and at /usr/local/cuda/bin/nvcc). Install the CUDA $pinned_cuda toolkit (or set CUDACXX) for the CUDA rows, or use the course without it: COURSE_CUDA=off ./course ... builds the CPU sources, grades the CPU rows and SKIPS every row that needs nvcc or a GPU, saying why")
     nvcc=
   fi
 fi
@@ -105,7 +106,7 @@ if [ -z "${COURSE_PYTHON:-}" ]; then
     case $torch_index in */cpu|*/cpu/) wanted_cuda=none ;; esac
     what="COURSE_TORCH='$torch_req'${torch_index:+ from $torch_index}"
   else
-    wanted_cuda=$(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$req" | head -1)
+    wanted_cuda=$pinned_cuda
     what="the pinned torch (requirements/course.txt)"
   fi
   if [ "$wanted_cuda" = none ] && [ "$cuda" = on ]; then
