@@ -10,6 +10,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -91,6 +92,29 @@ struct ContractOutcome {
   int invalid = 0;
 };
 
+// The facts of `arrived` (groups of spellings, case ignored) that `message` names in no spelling, e.g.
+// "5 and 4"; "" when it names all.
+std::string unnamed(const std::string& message, const json& arrived) {
+  auto lower = [](std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  const std::string text = lower(message);
+  std::vector<std::string> missing;
+  for (const auto& group : arrived) {
+    bool named = false;
+    for (const auto& spelling : group) named = named || text.find(lower(spelling.get<std::string>())) != std::string::npos;
+    std::string spellings = group[0].get<std::string>();  // Half (float16)
+    for (std::size_t i = 1; i < group.size(); ++i)
+      spellings += (i == 1 ? " (" : "/") + group[i].get<std::string>() + (i + 1 == group.size() ? ")" : "");
+    if (!named) missing.push_back(spellings);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < missing.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  return out;
+}
+
 ContractOutcome contract_outcome(const std::string& device) {
   ContractOutcome out;
   const Plan& plan = contract_plan(device);
@@ -119,6 +143,8 @@ ContractOutcome contract_outcome(const std::string& device) {
                              " instead of raising");
     else if (o.value("message", std::string()).empty())
       out.problems.push_back(label + ": raised " + o.value("type", std::string("?")) + " with an empty message");
+    else if (std::string missing = unnamed(o["message"].get<std::string>(), p["arrived"]); !missing.empty())
+      out.problems.push_back(label + ": " + raised_text(o) + ": the message does not name what arrived: " + missing);
   }
   return out;
 }
@@ -132,7 +158,8 @@ void check_contract(const std::string& device) {
   if (c.problems.empty())
     return pass(std::to_string(c.invalid) + " invalid calls raised with a message, the valid call worked, the process survived");
   fail(std::to_string(c.problems.size()) + " of the " + device + " contract calls went wrong",
-       "every invalid call raises (RuntimeError from TORCH_CHECK) with a message saying what is wrong; the valid call returns",
+       "every invalid call raises (RuntimeError from TORCH_CHECK) with a message saying what is wrong and what arrived "
+       "(the sizes, dtypes or devices); the valid call returns",
        lines(c.problems));
 }
 

@@ -281,24 +281,34 @@ Plan build_contract(const std::string& device) {
     return s;
   };
   const std::string on = device == "meta" ? " on meta tensors" : "";
-  auto add = [&](const std::string& label, json a, json b, bool valid) {
+  // `arrived`: what the message must name (chapter 3: "what was expected and what arrived, with the sizes"), one
+  // group per fact, any spelling of the group. A message that misquotes the sizes, or an exception thrown while the
+  // message was being formatted (b.size(2) on a 2-D b), names something else.
+  auto add = [&](const std::string& label, json a, json b, bool valid,
+                 std::vector<std::vector<std::string>> arrived = {}) {
     p.probe({{"kind", "invalid"}, {"name", std::string("contract.") + std::to_string(p.probes.size())},
-             {"label", label + on}, {"a", a}, {"b", b}, {"device", device}, {"valid", valid}});
+             {"label", label + on}, {"a", a}, {"b", b}, {"device", device}, {"valid", valid}, {"arrived", arrived}});
   };
+  const std::vector<std::string> float16{"Half", "float16"}, float32{"Float", "float32"}, int32{"Int", "int32"};
   // The 3-D operands have a size(1) (for a) or size(0) (for b) that lines up with the other operand: only the rank
   // check rejects them. Without it, a kernel reads the first two sizes and strides and returns a wrong product.
   if (device == "cpu" || device == "meta") {  // meta: the Meta kernel must reject what the real kernels reject
     add("a is 1-D: mm16(a[6], b[6, 4])", spec("float32", {6}), spec("float32", {6, 4}), false);
     add("a is 3-D: mm16(a[2, 3, 4], b[3, 2])", spec("float32", {2, 3, 4}), spec("float32", {3, 2}), false);
     add("b is 3-D: mm16(a[3, 4], b[4, 2, 5])", spec("float32", {3, 4}), spec("float32", {4, 2, 5}), false);
-    add("inner sizes differ: mm16(a[3, 5], b[4, 2])", spec("float32", {3, 5}), spec("float32", {4, 2}), false);
-    add("dtypes differ: mm16(float16 a, float32 b)", spec("float16", {3, 4}), spec("float32", {4, 2}), false);
-    add("integer inputs: mm16(int32 a, int32 b)", spec("int32", {3, 4}), spec("int32", {4, 2}), false);
+    add("inner sizes differ: mm16(a[3, 5], b[4, 2])", spec("float32", {3, 5}), spec("float32", {4, 2}), false,
+        {{"5"}, {"4"}});
+    add("dtypes differ: mm16(float16 a, float32 b)", spec("float16", {3, 4}), spec("float32", {4, 2}), false,
+        {float16, float32});
+    add("integer inputs: mm16(int32 a, int32 b)", spec("int32", {3, 4}), spec("int32", {4, 2}), false, {int32});
     add("valid call: mm16(float32 a[3, 4], float32 b[4, 2])", spec("float32", {3, 4}), spec("float32", {4, 2}), true);
   } else {
-    add("devices differ: mm16(CUDA a, CPU b)", spec("float16", {3, 4}), spec("float16", {4, 2}, "cpu"), false);
-    add("float32 on CUDA: mm16(float32 a, float32 b)", spec("float32", {3, 4}), spec("float32", {4, 2}), false);
-    add("inner sizes differ on CUDA: mm16(a[3, 5], b[4, 2])", spec("float16", {3, 5}), spec("float16", {4, 2}), false);
+    add("devices differ: mm16(CUDA a, CPU b)", spec("float16", {3, 4}), spec("float16", {4, 2}, "cpu"),
+        false, {{"cuda"}, {"cpu"}});
+    add("float32 on CUDA: mm16(float32 a, float32 b)", spec("float32", {3, 4}), spec("float32", {4, 2}), false,
+        {float32});
+    add("inner sizes differ on CUDA: mm16(a[3, 5], b[4, 2])", spec("float16", {3, 5}), spec("float16", {4, 2}), false,
+        {{"5"}, {"4"}});
     add("a is 3-D on CUDA: mm16(a[2, 3, 4], b[3, 2])", spec("float16", {2, 3, 4}), spec("float16", {3, 2}), false);
     add("b is 3-D on CUDA: mm16(a[3, 4], b[4, 2, 5])", spec("float16", {3, 4}), spec("float16", {4, 2, 5}), false);
     add("valid call: mm16(float16 CUDA a[3, 4], b[4, 2])", spec("float16", {3, 4}), spec("float16", {4, 2}), true);
