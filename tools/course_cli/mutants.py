@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import mutate
+from . import mutate, mutate_universal
 from .common import BUILD, ROOT, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise
 from .judge import judge_path, load_toolchain, run_judge
@@ -73,10 +73,11 @@ def gpu_names(ex: str, file: str) -> tuple[str, ...]:
     return tuple(read_json("gpu_only.json").get("exercises", {}).get(ex, {}).get(file, []))
 
 
-def mutants_of(ex: str, files: list[str]) -> list[mutate.Mutant]:
+def mutants_of(ex: str, files: list[str], generator: str = "course") -> list[mutate.Mutant]:
+    make = mutate.mutants_of_text if generator == "course" else mutate_universal.mutants_of_text
     out = []
     for f in files:
-        out += mutate.mutants_of_file(ex, ROOT / "solutions" / ex / f, gpu_names(ex, f))
+        out += make(ex, f, (ROOT / "solutions" / ex / f).read_text(), gpu_names(ex, f))
     return out
 
 
@@ -277,6 +278,7 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
           f"Commit {run['commit']}, judge fingerprint {run['fingerprint']}, seed {run['seed']}, "
           f"{'a CUDA device' if run['gpu'] else 'no CUDA device'} ({run['machine']}).  ",
           f"Files mutated: {', '.join(run['files'])}; {run['generated']} mutants generated"
+          + (" by universalmutator " + mutate_universal.VERSION if run.get("generator") == "universalmutator" else "")
           + (f", {run['selected']} graded (a sample: {run['sample_note']})" if run['selected'] != run['generated']
              else ", all graded") + ".", "",
           f"**Score: {detected} / {total} = {pct(score)}** (killed and timed out, of the mutants that could change a "
@@ -414,6 +416,8 @@ def select(ex: str, mutants: list[mutate.Mutant], args, gpu: bool, eq: dict, mis
 
 def cmd_mutants(args) -> int:
     args.seed = resolve_seed(args.seed)
+    if args.operators and args.generator != "course":
+        die("--operators: the course generator's operators (universalmutator's rules are not selectable here)")
     if args.operators:
         args.operators = [o.strip() for o in args.operators.split(",") if o.strip()]
         unknown = [o for o in args.operators if o not in mutate.OPERATORS]
@@ -437,7 +441,7 @@ def cmd_mutants(args) -> int:
         elif args.all_files:
             files = sorted(p.name for p in (ROOT / "solutions" / ex).iterdir()
                            if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES))
-        mutants = mutants_of(ex, files)
+        mutants = mutants_of(ex, files, args.generator)
         chosen, note = select(ex, mutants, args, gpu, eq, missing)
         plans.append((ex, files, mutants, chosen, note))
 
@@ -458,6 +462,8 @@ def cmd_mutants(args) -> int:
 
     judge_path()  # dies with the fix when the judge is not built
     out = Path(args.out) if args.out else (ROOT / "evidence" / "mutants" if args.evidence else BUILD / "mutants")
+    if args.generator != "course" and not args.out:
+        out = out / args.generator  # its reports beside, never over, the course generator's
     command = "./course mutants " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["mutants"] else sys.argv[1:])
     commit = git_commit()[:12] or "unknown"
     summaries, failures = [], []
@@ -526,6 +532,7 @@ def cmd_mutants(args) -> int:
                 r.pop(k, None)
             final.append(r)
         run = {"command": command, "commit": commit, "fingerprint": fp, "seed": args.seed, "gpu": gpu,
+               "generator": args.generator,
                "machine": f"{os.cpu_count()} cores", "files": files, "generated": len(mutants),
                "selected": len(chosen), "sample_note": note, "worker_timeout": args.worker_timeout,
                "seconds": round(time.monotonic() - t0, 1), "jobs": args.jobs,

@@ -280,6 +280,11 @@ class CppMutator:
 
     # --- structure: message arguments, statements, conditions
     def scan_structure(self) -> None:
+        self.scan_calls()
+        self.scan_bodies()
+
+    def scan_calls(self) -> None:
+        """Message arguments (quiet) and conditions; safe on any token stream, well-formed or not."""
         toks = self.toks
         for i, t in enumerate(toks):
             if t.kind == "id" and i + 1 < len(toks) and toks[i + 1].text == "(":
@@ -309,6 +314,9 @@ class CppMutator:
                     j -= 1
                 if j + 1 <= i - 1:
                     self.conditions.append((j + 1, i - 1))
+    def scan_bodies(self) -> None:
+        """Statements of the function bodies (a reference solution's: it expects well-formed code)."""
+        toks = self.toks
         # function bodies: a brace after ')' or a qualifier, at any nesting of namespaces and classes
         i = 0
         while i < len(toks):
