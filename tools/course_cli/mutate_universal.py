@@ -108,6 +108,15 @@ def _edit(text: str, mutated: str) -> tuple[int, int, str]:
     return start, end_t, mutated[start:end_m]
 
 
+def _describe(text: str, start: int, end: int, replacement: str, context: int = 12) -> str:
+    """The edit with a few characters of its line either side, e.g. `(x.sizes() == y.sizes()` -> `(x.sizes() =...`."""
+    lo = max(text.rfind("\n", 0, start) + 1, start - context)
+    hi = text.find("\n", end)
+    hi = min(len(text) if hi < 0 else hi, end + context)
+    was, now = text[lo:hi], text[lo:start] + replacement + text[end:hi]
+    return f"`{mutate._short(was, 50)}` -> `{mutate._short(now, 50)}`"
+
+
 def mutants_of_text(exercise: str, name: str, text: str, gpu_names: tuple[str, ...] = ()) -> list[mutate.Mutant]:
     """universalmutator's mutants of one file, in file order, as course mutants (operator `universalmutator`)."""
     suffix = Path(name).suffix
@@ -137,8 +146,7 @@ def mutants_of_text(exercise: str, name: str, text: str, gpu_names: tuple[str, .
             old, new = mutate.line_patch(text, start, end, replacement)
             line = text.count("\n", 0, start) + 1
             col = start - (text.rfind("\n", 0, start) + 1) + 1
-            was, now = text[start:end], replacement
-            description = f"`{mutate._short(was.strip() or was, 40)}` -> `{mutate._short(now.strip() or now, 40)}`"
+            description = _describe(text, start, end, replacement)
             found.append((start, mutate.Mutant(exercise, name, line, col, "universalmutator", description, old, new,
                                                mid, line in gpu)))
     return [m for _, m in sorted(found, key=lambda x: x[0])]
