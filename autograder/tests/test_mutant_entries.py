@@ -1,7 +1,8 @@
 """ctest mutants/entries: autograder/mutants/ is kept like code. Every entry of equivalent.json and
 missing_checks.json is a patch in the planted-case format that still applies to its reference solution
 (planted_cases.patched_files, the rule every planted patch follows: each OLD occurs exactly once), is one of the
-mutants `./course mutants` generates today (an entry the generator no longer makes is stale), names its reason,
+mutants `./course mutants` generates today with the entry's "generator" (course, the default, or universalmutator,
+installed on first use) (an entry the generator no longer makes is stale), names its reason,
 and sits in one list only; every name in gpu_only.json is still a def or class of its file. It also shows that a
 broken entry is caught.
 
@@ -23,15 +24,15 @@ problems: list[str] = []
 eq, missing, read_problems = mutants.listed(ROOT)
 problems += read_problems
 
-generated: dict[str, dict[str, mutate.Mutant]] = {}
+generated: dict[tuple[str, str], dict[str, mutate.Mutant]] = {}
 
 
-def generated_ids(ex: str) -> dict[str, mutate.Mutant]:
-    if ex not in generated:
+def generated_ids(ex: str, generator: str) -> dict[str, mutate.Mutant]:
+    if (ex, generator) not in generated:
         files = sorted(p.name for p in (ROOT / "solutions" / ex).iterdir()
                        if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES))
-        generated[ex] = {m.id: m for m in mutants.mutants_of(ex, files)}
-    return generated[ex]
+        generated[ex, generator] = {m.id: m for m in mutants.mutants_of(ex, files, generator)}
+    return generated[ex, generator]
 
 
 for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_checks.json", missing, "missing")):
@@ -41,9 +42,13 @@ for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_c
             problems.append(f"{where}: a mutant is one edit of one file ({{FILE: [[OLD, NEW]]}})")
         if not str(entry.get(reason_key, "")).strip():
             problems.append(f"{where}: no \"{reason_key}\"")
-        if mid not in generated_ids(entry["exercise"]):
-            problems.append(f"{where}: not a mutant the generator makes from solutions/{entry['exercise']} any more "
-                            "(the reference or the generator changed): regrade and list it again, or remove it")
+        generator = entry.get("generator", "course")  # who made it: `./course mutants --generator`
+        if generator not in ("course", "universalmutator"):
+            problems.append(f"{where}: unknown generator {generator!r} (course or universalmutator)")
+        elif mid not in generated_ids(entry["exercise"], generator):
+            problems.append(f"{where}: not a mutant the {generator} generator makes from solutions/{entry['exercise']} "
+                            "any more (the reference or the generator changed): regrade and list it again, or remove "
+                            "it")
 for mid in set(eq) & set(missing):
     problems.append(f"{eq[mid].get('label', mid)}: listed both as equivalent and as a missing check")
 

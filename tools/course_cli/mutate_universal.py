@@ -50,7 +50,8 @@ def mutate_command() -> Path:
 
 
 def _python_shape(text: str) -> str | None:
-    """The module's AST without docstrings (None when it does not parse)."""
+    """The module's AST without docstrings and `pass` statements (None when it does not parse): a docstring that
+    became `pass` changes nothing."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -60,7 +61,11 @@ def _python_shape(text: str) -> str | None:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
                     isinstance(first.value.value, str):
-                node.body = node.body[1:] or [ast.Pass()]
+                node.body = node.body[1:]
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                setattr(node, field, [b for b in body if not isinstance(b, ast.Pass)])
     return ast.dump(tree)
 
 

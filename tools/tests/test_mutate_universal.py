@@ -94,6 +94,10 @@ def f(xs):
 '''
 expect(mutate_universal._left_alone("a.py", PY, PY.replace("a * b", "a / b")), "a docstring edit is kept")
 expect(mutate_universal._left_alone("a.py", PY, PY.replace("# doubled", "# tripled")), "a comment edit is kept")
+expect(mutate_universal._left_alone("a.py", PY, PY.replace('"""Sum: a * b."""', "pass")), "a docstring that became "
+       "`pass` is kept")
+expect(not mutate_universal._left_alone("a.py", PY, PY.replace("return sum(x * 2 for x in xs)", "pass")),
+       "a statement that became `pass` is dropped")
 expect(not mutate_universal._left_alone("a.py", PY, PY.replace("x * 2", "x / 2")), "a code edit is dropped")
 expect(not mutate_universal._left_alone("a.py", PY, PY.replace("return", "retur")), "a mutant that does not parse "
        "is dropped (it is stillborn, and counted so)")
