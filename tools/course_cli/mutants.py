@@ -331,7 +331,9 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
         old[s["exercise"]] = s
     allsum = [old[k] for k in sorted(old)]
     path.write_text(json.dumps({"exercises": allsum}, indent=1) + "\n")
-    md = ["# Mutation analysis: the score per exercise", "",
+    generators = {s.get("generator", "course") for s in allsum}
+    by = "" if generators == {"course"} else " (mutants made by " + ", ".join(sorted(generators)) + ")"
+    md = [f"# Mutation analysis: the score per exercise{by}", "",
           "Each mutant is one small edit of a reference solution, graded by the judge "
           "(`./course mutants --help`; autograder/mutants/README.md). "
           "score = (killed + timed out) / (killed + timed out + survived).", "",
