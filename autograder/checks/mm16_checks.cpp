@@ -141,12 +141,12 @@ ContractOutcome contract_outcome(const std::string& device) {
       out.problems.push_back(label + ": returned " + (o.contains("shape") ? "a " + o.value("dtype", std::string("?")) +
                              " tensor of shape " + shape_text(o["shape"].get<std::vector<int64_t>>()) : std::string("a value")) +
                              " instead of raising");
-    else if (o.value("message", std::string()).empty())
+    else if (const std::string message = o.value("message", std::string()); message.empty())
       out.problems.push_back(label + ": raised " + o.value("type", std::string("?")) + " with an empty message");
-    else if (o.value("message", std::string()).rfind("Dimension out of range", 0) == 0)  // c10's wrap_dim
+    else if (message.rfind("Dimension out of range", 0) == 0)  // c10's wrap_dim
       out.problems.push_back(label + ": " + raised_text(o) + ": that is torch's own error for a dimension the tensor "
                              "does not have (a size(i) out of range), not a check of the operator's");
-    else if (std::string missing = unnamed(o["message"].get<std::string>(), p["arrived"]); !missing.empty())
+    else if (std::string missing = unnamed(message, p["arrived"]); !missing.empty())
       out.problems.push_back(label + ": " + raised_text(o) + ": the message does not name what arrived: " + missing);
   }
   return out;

@@ -43,8 +43,8 @@ for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_c
         if not str(entry.get(reason_key, "")).strip():
             problems.append(f"{where}: no \"{reason_key}\"")
         generator = entry.get("generator", "course")  # who made it: `./course mutants --generator`
-        if generator not in ("course", "universalmutator"):
-            problems.append(f"{where}: unknown generator {generator!r} (course or universalmutator)")
+        if generator not in mutants.GENERATORS:
+            problems.append(f"{where}: unknown generator {generator!r} ({', '.join(mutants.GENERATORS)})")
         elif mid not in generated_ids(entry["exercise"], generator):
             problems.append(f"{where}: not a mutant the {generator} generator makes from solutions/{entry['exercise']} "
                             "any more (the reference or the generator changed): regrade and list it again, or remove "

@@ -155,7 +155,7 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-files", action="store_true", help="mutate every source of solutions/EX, given ones too")
     p.add_argument("--operators", metavar="A,B", help="only these mutation operators: arith, relational, boundary, "
                    "logical, negate, constant, increment, delete, swap-args, drop-call (tools/course_cli/mutate.py)")
-    p.add_argument("--generator", choices=("course", "universalmutator"), default="course",
+    p.add_argument("--generator", choices=tuple(mutants.GENERATORS), default="course",
                    help="who makes the mutants: the course's own operators (tools/course_cli/mutate.py), or "
                         "universalmutator's rules (PyPI, installed on first use into an environment of its own; its "
                         "reports go to a universalmutator/ folder of the output)")

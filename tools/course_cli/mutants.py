@@ -73,11 +73,14 @@ def gpu_names(ex: str, file: str) -> tuple[str, ...]:
     return tuple(read_json("gpu_only.json").get("exercises", {}).get(ex, {}).get(file, []))
 
 
+# Who makes the mutants (`--generator`; an equivalents entry's "generator"): name -> mutants_of_text
+GENERATORS = {"course": mutate.mutants_of_text, "universalmutator": mutate_universal.mutants_of_text}
+
+
 def mutants_of(ex: str, files: list[str], generator: str = "course") -> list[mutate.Mutant]:
-    make = mutate.mutants_of_text if generator == "course" else mutate_universal.mutants_of_text
     out = []
     for f in files:
-        out += make(ex, f, (ROOT / "solutions" / ex / f).read_text(), gpu_names(ex, f))
+        out += GENERATORS[generator](ex, f, (ROOT / "solutions" / ex / f).read_text(), gpu_names(ex, f))
     return out
 
 

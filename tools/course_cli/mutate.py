@@ -314,6 +314,7 @@ class CppMutator:
                     j -= 1
                 if j + 1 <= i - 1:
                     self.conditions.append((j + 1, i - 1))
+
     def scan_bodies(self) -> None:
         """Statements of the function bodies (a reference solution's: it expects well-formed code)."""
         toks = self.toks
@@ -798,15 +799,16 @@ def mutants_of_text(exercise: str, name: str, text: str, gpu_names: tuple[str, .
         if mid in seen:
             continue
         seen.add(mid)
-        old, new = line_patch(text, e.start, e.end, e.replacement)
-        line = text.count("\n", 0, e.start) + 1
-        col = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
-        out.append(Mutant(exercise, name, line, col, e.operator, e.description, old, new, mid, line in gpu))
+        out.append(mutant_of_edit(exercise, name, text, e, mid, gpu))
     return out
 
 
-def mutants_of_file(exercise: str, path: Path, gpu_names: tuple[str, ...] = ()) -> list[Mutant]:
-    return mutants_of_text(exercise, path.name, Path(path).read_text(), gpu_names)
+def mutant_of_edit(exercise: str, name: str, text: str, e: Edit, mid: str, gpu_lines: set[int]) -> Mutant:
+    """The mutant of one edit of `text` (whose mutated text has id `mid`): its patch, line and column."""
+    old, new = line_patch(text, e.start, e.end, e.replacement)
+    line = text.count("\n", 0, e.start) + 1
+    col = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
+    return Mutant(exercise, name, line, col, e.operator, e.description, old, new, mid, line in gpu_lines)
 
 
 def mutated_id(exercise: str, name: str, text: str, patch_edits: list) -> str:

@@ -13,22 +13,23 @@ from __future__ import annotations
 import ast
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from . import mutate
-from .common import die, say
+from .common import ROOT, die, say
 
 VERSION = "1.14.1"
 LANGUAGES = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cu": "cpp", ".cuh": "cpp", ".h": "cpp", ".hpp": "cpp"}
 
 
 def tool_dir() -> Path:
-    cache = Path(os.environ.get("COURSE_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) /
-                                "opcourse"))
-    return cache / f"universalmutator-{VERSION}"
+    """Beside the course's environments: tools/venv_path.sh names one of them, so it says where the cache is."""
+    venv = subprocess.run([str(ROOT / "tools" / "venv_path.sh")], capture_output=True, text=True, check=True)
+    return Path(venv.stdout.strip()).parent / f"universalmutator-{VERSION}"
 
 
 def mutate_command() -> Path:
@@ -44,7 +45,7 @@ def mutate_command() -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"universalmutator=={VERSION}"], check=True)
     except (OSError, subprocess.CalledProcessError) as e:
-        subprocess.run(["rm", "-rf", str(venv)])
+        shutil.rmtree(venv, ignore_errors=True)
         die(f"--generator universalmutator: could not install it ({e}); it needs PyPI")
     return exe
 
@@ -148,10 +149,6 @@ def mutants_of_text(exercise: str, name: str, text: str, gpu_names: tuple[str, .
                 continue
             seen.add(mid)
             start, end, replacement = _edit(text, mutated)
-            old, new = mutate.line_patch(text, start, end, replacement)
-            line = text.count("\n", 0, start) + 1
-            col = start - (text.rfind("\n", 0, start) + 1) + 1
-            description = _describe(text, start, end, replacement)
-            found.append((start, mutate.Mutant(exercise, name, line, col, "universalmutator", description, old, new,
-                                               mid, line in gpu)))
+            edit = mutate.Edit(start, end, replacement, "universalmutator", _describe(text, start, end, replacement))
+            found.append((start, mutate.mutant_of_edit(exercise, name, text, edit, mid, gpu)))
     return [m for _, m in sorted(found, key=lambda x: x[0])]
