@@ -14,9 +14,12 @@ both run the Python-Markdown extensions mkdocs.yml names, so these steps survive
 * GPU figures are rendered from a run's evidence/gpu/FOLDER/summary.json (site_tools/gpu_evidence.py), never
   retyped: a ```gpu-rows FOLDER block (one line per row, "what it shows | EXERCISE | ROW") becomes a table of the row
   on the GPU and without one; a <!-- gpu-row: FOLDER EXERCISE ROW --> mark becomes the row's verdict and detail, a
-  <!-- gpu-case: FOLDER EXERCISE/CASE --> mark a planted case's failed rows, and <!-- gpu-run: FOLDER --> (required
-  beside them) names the machine, the date and the file. A page that names an evidence file that does not exist, or a
-  row or folder the summary lacks, or a summary that no longer matches its logs, stops the build.
+  <!-- gpu-case: FOLDER EXERCISE/CASE --> mark a planted case's failed rows, a <!-- gpu-figure: FOLDER KEY.PATH [FORMAT]
+  --> mark one measured value of the run's figures.json (FORMAT: a Python format spec such as .1f), a ```gpu-text
+  FOLDER FILE block (options inside: title, columns of a profiler table to keep, cut: a line length) the text file the
+  run wrote, and <!-- gpu-run: FOLDER --> (required beside them) names the machine, the date and the file. A page that
+  names an evidence file that does not exist, or a row, figure, file or folder the summary lacks, or a summary that no
+  longer matches its logs, stops the build.
 
 Python-Markdown does not tell an extension which page it renders: `_page` asks the engine (MkDocs 1.x's relpath tree
 processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothing else here knows which engine runs.
@@ -28,6 +31,7 @@ import re
 import subprocess
 
 from markdown import Extension
+from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
 from . import gpu_evidence as ev
@@ -108,6 +112,8 @@ _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S 
 _GPU_ROW = re.compile(r"<!-- gpu-row: (\S+) (\S+) (\S+) -->")
 _GPU_RUN = re.compile(r"<!-- gpu-run: (\S+) -->")
 _GPU_CASE = re.compile(r"<!-- gpu-case: (\S+) (\S+) -->")
+_GPU_FIGURE = re.compile(r"<!-- gpu-figure: (\S+) (\S+)(?: (\S+))? -->")
+_GPU_TEXT = re.compile(r"^```gpu-text[ \t]+(\S+)[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _EVIDENCE_PATH = re.compile(r"evidence/gpu/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 
 
@@ -138,6 +144,11 @@ def _gpu_evidence(markdown, page):
             raise SiteError(f"{src}: {s['folder']} has no run of {exercise} without a GPU to show {row_id} from")
         return f"PASS (a CPU row: CI grades planted `{exercise}/reference` on every commit)"
 
+    def needs_run(folder, what):
+        if folder not in runs_named:
+            raise SiteError(f"{src}: a {what} of {folder} needs a <!-- gpu-run: {folder} --> mark on the page, which "
+                            "names the machine, the date and the file")
+
     def table(m):
         s = summary(m.group(1))
         lines = ["| what it shows | row | on the GPU | without a GPU |", "| --- | --- | --- | --- |"]
@@ -154,9 +165,7 @@ def _gpu_evidence(markdown, page):
     def mark(m):
         s = summary(m.group(1))
         r = row(s, m.group(2), m.group(3))
-        if m.group(1) not in runs_named:
-            raise SiteError(f"{src}: a gpu-row of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the "
-                            "page, which names the machine, the date and the file")
+        needs_run(m.group(1), "gpu-row")
         return f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
 
     def case(m):
@@ -164,15 +173,51 @@ def _gpu_evidence(markdown, page):
         c = s["cases"].get(m.group(2))
         if c is None:
             raise SiteError(f"{src}: no verdict table of {s['folder']} has planted case {m.group(2)}")
-        if m.group(1) not in runs_named:
-            raise SiteError(f"{src}: a gpu-case of {m.group(1)} needs a <!-- gpu-run: {m.group(1)} --> mark on the page")
+        needs_run(m.group(1), "gpu-case")
         failed = ", ".join(f"`{r}`" for r in c["failed"]) or "none"
         skipped = ", ".join(f"`{r}`" for r in c["skipped"])
         return (f"planted `{m.group(2)}` on the GPU: rows failed {failed}"
                 f"{'; SKIPPED ' + skipped if skipped else ''}"
                 f"{' (its expected verdict)' if c['as_expected'] else ' (NOT its expected verdict)'}")
 
+    def figure(m):
+        needs_run(m.group(1), "gpu-figure")
+        try:
+            value = ev.figure(summary(m.group(1)), m.group(2))
+            return format(value, m.group(3) or "")
+        except ev.EvidenceError as e:
+            raise SiteError(f"{src}: {e}") from None
+        except (ValueError, TypeError) as e:
+            raise SiteError(f"{src}: gpu-figure {m.group(2)} cannot be written as {m.group(3)!r}: {e}") from None
+
+    def text(m):
+        folder, file = m.group(1), m.group(2)
+        needs_run(folder, "gpu-text")
+        options = {}
+        for line in m.group(3).strip().splitlines():
+            key, sep, value = line.partition(":")
+            if not sep or key.strip() not in ("title", "columns", "cut"):
+                raise SiteError(f"{src}: a gpu-text option is 'title: ...', 'columns: A | B' or 'cut: N', not {line!r}")
+            options[key.strip()] = value.strip()
+        s = summary(folder)
+        try:
+            lines = ev.text_file(s, file).rstrip("\n").splitlines()
+        except ev.EvidenceError as e:
+            raise SiteError(f"{src}: {e}") from None
+        if "columns" in options:
+            lines = _profiler_columns(lines, [c.strip() for c in options["columns"].split("|")], src)
+        if "cut" in options:
+            if not options["cut"].isdigit() or int(options["cut"]) < 8:
+                raise SiteError(f"{src}: gpu-text cut is a line length of 8 or more, not {options['cut']!r}")
+            width = int(options["cut"])
+            lines = [line if len(line) <= width else line[:width - 3] + "..." for line in lines]
+        title = f"{options.get('title', file)} ({s['folder']}/{file})"
+        quote = "'" if '"' in title else '"'  # superfences takes no escaped quote in a title
+        return f"```text title={quote}{title.replace(quote, '`')}{quote}\n" + "\n".join(lines) + "\n```"
+
     runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
+    markdown = _GPU_TEXT.sub(text, markdown)
+    markdown = _GPU_FIGURE.sub(figure, markdown)
     markdown = _GPU_CASE.sub(case, markdown)
     markdown = _GPU_ROWS.sub(table, markdown)
     markdown = _GPU_ROW.sub(mark, markdown)
@@ -181,6 +226,32 @@ def _gpu_evidence(markdown, page):
         if not (ev.ROOT / cited).exists():
             raise SiteError(f"{src} cites {cited}, which does not exist")
     return markdown
+
+
+def _profiler_columns(lines, keep, src):
+    """The columns named `keep` of a torch.profiler table (key_averages().table()): its dashed rules give each
+    column's span, the line after the first rule the names (in order: a name wider than its column shifts the rest)."""
+    rules = [i for i, line in enumerate(lines) if line.strip() and set(line.strip()) <= {"-", " "}]
+    if len(rules) < 2:
+        raise SiteError(f"{src}: gpu-text columns: the file is not a profiler table (no dashed rules)")
+    spans = [m.span() for m in re.finditer(r"-+", lines[rules[0]])]
+    names = re.split(r"\s{2,}", lines[rules[0] + 1].strip())
+    if len(names) != len(spans):
+        raise SiteError(f"{src}: gpu-text columns: the table's header has {len(names)} names for {len(spans)} columns")
+    missing = [c for c in keep if c not in names]
+    if missing:
+        raise SiteError(f"{src}: gpu-text columns: the table has no column {', '.join(missing)} (it has: "
+                        f"{', '.join(names)})")
+    chosen = [(names.index(c), spans[names.index(c)]) for c in keep]
+    out = []
+    for i, line in enumerate(lines):
+        if i == rules[0] + 1:
+            out.append("  ".join(names[k].rjust(b - a) for k, (a, b) in chosen).rstrip())
+        elif rules[0] <= i <= rules[-1]:
+            out.append("  ".join("-" * (b - a) if i in rules else line[a:b] for _, (a, b) in chosen).rstrip())
+        else:
+            out.append(line)
+    return out
 
 
 # <!-- checks: EXERCISE --> and <!-- hints: EXERCISE --> in a chapter become the table of graded checks and the
@@ -259,10 +330,25 @@ class _CoursePreprocessor(Preprocessor):
         return render("\n".join(lines), _page(self.md)).split("\n")
 
 
+# A fence the fence extension did not take (superfences refuses a title with an escaped quote, \", and says nothing)
+# comes out as a paragraph of inline code: its info string, then its first line.
+_UNTAKEN_FENCE = re.compile(r"<p><code>([\w+-]+(?:[ \t]+[^\n<]*)?)\n")
+
+
+class _UntakenFences(Postprocessor):
+    def run(self, text):
+        m = _UNTAKEN_FENCE.search(text)
+        if m:
+            raise SiteError(f"{DOCS}/{_page(self.md).src}: a fenced block was not read as one, its opening line is "
+                            f"```{m.group(1)!s} (a title holds an escaped quote? write title='...' instead)")
+        return text
+
+
 class CourseMarkdown(Extension):
     def extendMarkdown(self, md):
         # 40: before snippets (32), whitespace normalisation (30) and the fences: the page as its author wrote it
         md.preprocessors.register(_CoursePreprocessor(md), "course_markdown", 40)
+        md.postprocessors.register(_UntakenFences(md), "course_untaken_fences", 0)
 
 
 def makeExtension(**kwargs):

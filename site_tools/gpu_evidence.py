@@ -4,11 +4,13 @@ site renders from it.
 A GPU run (tools/gpu/run_on_gpu.sh) leaves its logs in one folder: summary.txt (the machine: GPU, driver, torch, CUDA),
 main.log (`./course main`: every reference solution's table, with the GPU), verdicts-STEP.md and
 verdicts-STEP-no-gpu.md (the planted cases' rows that failed and were skipped, with and without the GPU, one table per
-step of the run that graded planted cases).
+step of the run that graded planted cases), and chapter-figures/ (the `chapter-figures` step: figures.json, the
+measured values chapters 8 and 9 quote, beside the profiler's and the JIT probe's text output).
 `summarize(folder)` reads them into one dict; `python3 site_tools/gpu_evidence.py evidence/gpu/FOLDER...` writes it
 to FOLDER/summary.json (the run writes it too). The site's pages quote GPU figures only through it (course_markdown.py): a
-```gpu-rows block or a <!-- gpu-row: FOLDER EXERCISE ROW --> mark is rendered from summary.json, with the machine, the
-date and the file; a name the summary lacks stops the build. Nothing here is retyped by hand.
+```gpu-rows block or a <!-- gpu-row: FOLDER EXERCISE ROW --> mark is rendered from summary.json, a
+<!-- gpu-figure: FOLDER KEY.PATH --> mark from its "figures", a ```gpu-text FOLDER FILE block from the file itself, each
+with the machine, the date and the file; a name the summary lacks stops the build. Nothing here is retyped by hand.
 """
 from __future__ import annotations
 
@@ -67,12 +69,21 @@ def _verdicts(md: Path) -> dict:
     return out
 
 
+FIGURES = "chapter-figures/figures.json"  # tools/gpu/chapter_figures.py writes it
+
+
 def summarize(folder: Path) -> dict:
     folder = Path(folder)
     if not folder.is_dir():
         raise EvidenceError(f"no evidence folder {folder}")
     summary = {"folder": str(folder.relative_to(ROOT)), "date": folder.name[:10], "machine": _machine(folder),
                "references": {}, "cases": {}, "cases_without_gpu": {}}
+    if (folder / FIGURES).is_file():
+        figures = json.loads((folder / FIGURES).read_text())
+        if figures.get("machine") != summary["machine"]:  # one run, one machine: a figure copied in from elsewhere
+            raise EvidenceError(f"{summary['folder']}/{FIGURES} names the machine {figures.get('machine')}, "
+                                f"summary.txt {summary['machine']}")
+        summary["figures"] = figures
     if (folder / "main.log").is_file():
         summary["references"] = _tables(folder / "main.log")
     for md in sorted(folder.glob("verdicts-*.md")):  # one table per step of the run (gpu-cases, cuda-cases, ...)
@@ -99,6 +110,30 @@ def reference_row(summary: dict, exercise: str, row: str) -> dict:
         return summary["references"][exercise][row]
     except KeyError:
         raise EvidenceError(f"{summary['folder']}/main.log has no row {row} of {exercise}") from None
+
+
+def figure(summary: dict, path: str):
+    """The value at KEY.PATH of the run's figures (a list index is a number: jit.timings.1.ms.0)."""
+    value = summary.get("figures")
+    if value is None:
+        raise EvidenceError(f"{summary['folder']} has no {FIGURES}")
+    for key in path.split("."):
+        try:
+            value = value[int(key)] if isinstance(value, list) else value[key]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise EvidenceError(f"{summary['folder']}/{FIGURES} has no {path}") from None
+    if isinstance(value, (dict, list)):
+        raise EvidenceError(f"{summary['folder']}/{FIGURES}: {path} is not one figure but {type(value).__name__}")
+    return value
+
+
+def text_file(summary: dict, file: str) -> str:
+    """A text file the run wrote into its folder, as it wrote it."""
+    folder = (ROOT / summary["folder"]).resolve()
+    path = (folder / file).resolve()
+    if folder not in path.parents or not path.is_file():
+        raise EvidenceError(f"{summary['folder']} has no file {file}")
+    return path.read_text(errors="replace")
 
 
 def machine_line(summary: dict, file: str | None = None) -> str:

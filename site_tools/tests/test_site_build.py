@@ -2,8 +2,10 @@
 snippets all resolve; then KaTeX), a chapter that names a code region that does not exist stops the build with a
 message that names it, and so does a diagram too wide to read.
 
-A page's GPU figures come from the run's summary.json: a citation of evidence that does not exist, a row the run
-did not log, and a summary whose figure no longer matches its logs each stop the build, by name.
+A page's GPU figures come from the run's summary.json: a citation of evidence that does not exist, a row or a measured
+value the run did not log, a text file it did not write, a profiler column its table lacks, a figure on a page that
+does not name the run's machine, and a summary whose figure no longer matches its logs each stop the build, by name.
+A fenced block the fence extension did not read as one (it would show as raw text) stops it too.
 
 usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram | gpu_evidence"""
 import os
@@ -49,7 +51,14 @@ def test_broken_snippet():
             f.write(original + '\n```cpp\n--8<-- "exercises/01_custom_op/no_such_file.cpp"\n```\n')
         status, output = build_site(tmp, os.path.join(tmp, "site2"))
         assert status != 0 and "no_such_file.cpp" in output, output
-    print("site/broken_snippet: a missing region and a missing file each stop the strict build, by name")
+
+        # and a fence the fence extension does not take (an escaped quote in its title): it would show as raw text
+        with open(chapter, "w") as f:
+            f.write(original + '\n```text title="run \\"this\\""\nprinted\n```\n')
+        status, output = build_site(tmp, os.path.join(tmp, "site3"))
+        assert status != 0 and "a fenced block was not read as one" in output and "01_custom_op.md" in output, output
+    print("site/broken_snippet: a missing region, a missing file and a fence not read as one each stop the strict "
+          "build, by name")
 
 
 def test_wide_diagram():
@@ -72,6 +81,7 @@ def test_wide_diagram():
 def test_gpu_evidence():
     run = "2026-12-03-all-solutions-2"
     page = os.path.join("chapters", "glossary", "custom-operator.md")
+    figures_run, figures_page = "2026-12-05-chapter-figures-hang", os.path.join("chapters", "08_profiling.md")
     breakages = [  # (what is planted, what the build's message must say)
         ("a citation of a log that does not exist",
          lambda tmp: _append(tmp, page, "\nSee `evidence/gpu/2026-01-01-no-such-run/main.log`.\n"),
@@ -83,6 +93,24 @@ def test_gpu_evidence():
          lambda tmp: _edit_json(os.path.join(tmp, "evidence", "gpu", run, "summary.json"),
                                 lambda d: d["references"]["06_autograd"]["gradcheck.float64"].update(status="FAIL")),
          "summary.json differs from the logs beside it"),
+        # chapters 8 and 9: measured values and text files of the chapter-figures step
+        ("a measured value the run did not write",
+         lambda tmp: _append(tmp, figures_page, f"\n<!-- gpu-figure: {figures_run} profile.no_such_us .1f -->\n"),
+         "figures.json has no profile.no_such_us"),
+        ("a measured value retyped into the summary",
+         lambda tmp: _edit_json(os.path.join(tmp, "evidence", "gpu", figures_run, "summary.json"),
+                                lambda d: d["figures"]["profile"].update(mm16_calls=6)),
+         "summary.json differs from the logs beside it"),
+        ("a text file the run did not write",
+         lambda tmp: _append(tmp, figures_page, f"\n```gpu-text {figures_run} chapter-figures/no_such.txt\n```\n"),
+         "has no file chapter-figures/no_such.txt"),
+        ("a profiler column the table does not have",
+         lambda tmp: _append(tmp, figures_page, f"\n```gpu-text {figures_run} chapter-figures/profile_table.txt\n"
+                                                "columns: Name | Self GPU\n```\n"),
+         "the table has no column Self GPU"),
+        ("a measured value on a page that does not name the run's machine",
+         lambda tmp: _append(tmp, page, f"\n<!-- gpu-figure: {figures_run} profile.mm16_calls -->\n"),
+         f"needs a <!-- gpu-run: {figures_run} --> mark"),
     ]
     for what, plant, message in breakages:
         with tempfile.TemporaryDirectory() as tmp:
