@@ -127,6 +127,19 @@ def has_gpu(mode: str) -> bool:
     return r.returncode == 0 and "GPU " in r.stdout and os.environ.get("CUDA_VISIBLE_DEVICES", None) != ""
 
 
+def machine(gpu: bool) -> str:
+    """The cores, and the GPU that graded the GPU rows (nvidia-smi's name of device 0)."""
+    name = ""
+    if gpu:
+        try:
+            r = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
+                               capture_output=True, text=True, timeout=30)
+            name = r.stdout.strip() if r.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return f"{os.cpu_count()} cores" + (f", {name}" if name else "")
+
+
 def _hash_files(h, paths) -> None:
     for p in sorted(set(paths)):
         p = Path(p)
@@ -348,7 +361,7 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
         md.append(f"| [{s['exercise']}]({s['exercise']}.md) | {', '.join(s['files'])} | {s['generated']} | "
                   f"{s['selected']} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
                   f"{c['stillborn']} | {c['not judged']} | {s['detected']}/{s['scored']} = {pct(s['score'])} | "
-                  f"{s['seed']} | {'GPU' if s['gpu'] else 'CPU only'} |")
+                  f"{s['seed']} | {s['machine'] if s['gpu'] else 'CPU only'} |")
     md += ["", "The command that regenerated each (the seed fixes the judge's inputs and the sample; cached verdicts are "
            "reused, so a rerun grades only what changed):", ""]
     md += [f"- {s['exercise']}: `{s['command']}` (commit {s['commit']}; {s.get('grading_seconds', 0) / 60:.0f} min of "
@@ -358,6 +371,8 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
 
 # ------------------------------------------------------------------------------------------------------- command
 def git_commit() -> str:
+    if os.environ.get("COURSE_COMMIT"):  # a copy of the tree without its .git (the GPU run): the caller names it
+        return os.environ["COURSE_COMMIT"]
     try:
         r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
         return r.stdout.strip() if r.returncode == 0 else ""
@@ -538,7 +553,7 @@ def cmd_mutants(args) -> int:
             final.append(r)
         run = {"command": command, "commit": commit, "fingerprint": fp, "seed": args.seed, "gpu": gpu,
                "generator": args.generator,
-               "machine": f"{os.cpu_count()} cores", "files": files, "generated": len(mutants),
+               "machine": machine(gpu), "files": files, "generated": len(mutants),
                "selected": len(chosen), "sample_note": note, "worker_timeout": args.worker_timeout,
                "seconds": round(time.monotonic() - t0, 1), "jobs": args.jobs,
                "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1)}

@@ -65,8 +65,11 @@ for s in $steps; do
       step neighbours bash -c "./course build && '$COURSE_PYTHON' tools/gpu/neighbours.py '$logs' ${COURSE_NEIGHBOURS_PARTS:-}" ;;
     cases)  # the planted cases COURSE_CASES (a ctest regex) names
       step cases ./course test -R "${COURSE_CASES:?COURSE_CASES: a ctest regex}" ;;
-    mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants
-      step mutants ./course mutants 04 --sample "${COURSE_MUTANTS_SAMPLE:-24}" --jobs 8 --out "$logs/mutants" ;;
+    mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants,
+      # beside the committed summary of the other exercises (copied in first: summary.md then lists them all, to commit)
+      mkdir -p "$logs/mutants" && cp evidence/mutants/summary.json "$logs/mutants/"
+      step mutants ./course mutants 04 --sample "${COURSE_MUTANTS_SAMPLE:-24}" --seed "${COURSE_MUTANTS_SEED:-1}" \
+        --jobs 8 --out "$logs/mutants" ;;
     hang)  # issue 31: a kernel that never ends, graded with the default settings, beside the reference's grade time
       step hang bash "$root/tools/gpu/time_hang.sh" "$logs" ;;
     gpu-cases-no-gpu)  # the references with CUDA rows, the GPU hidden: those rows SKIPPED, the rest PASS
