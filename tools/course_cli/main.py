@@ -167,6 +167,9 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
                    help="the judge's limit on one worker run (default: the judge's, 120 s)")
     p.add_argument("--timeout", metavar="S", type=positive_float, default=1800,
                    help="limit on one mutant's whole grade (default 1800 s)")
+    p.add_argument("--budget", metavar="S", type=positive_float,
+                   help="wall-clock seconds for the whole run: a mutant not started by then is 'not run', and the "
+                        "reports are written with what was graded (a machine lent for minutes; the cache resumes)")
     p.add_argument("--list", action="store_true", help="list the mutants (id, file:line:col, operator, edit) and exit")
     p.add_argument("--show", metavar="ID", action="append", help="print this mutant's diff and exit (repeatable)")
     p.add_argument("--out", metavar="DIR", help="where the reports go (default: build/mutants)")

@@ -11,9 +11,12 @@ verdict comes from the judge's rows.json:
   survived     every row that ran passed: a missing check, unless it cannot change a grade, in which case
                autograder/mutants/equivalent.json lists it with the reason (then its verdict is `equivalent`)
   not judged   the edit is in code only a CUDA device runs (mutate.gpu_only_lines) and this machine has none: the
-               rows that could see it are SKIPPED here, so it is neither killed nor survived
+               rows that could see it are SKIPPED here, so it is neither killed nor survived (on a machine with a
+               GPU, rows the reference's grade SKIPPED too, guard.cuda on one GPU, leave a survivor survived)
+  not run      --budget ran out before it was started (a rerun takes it from the cache's next mutant)
 
-score = (killed + timed out) / (killed + timed out + survived): stillborn, equivalent and not judged are left out.
+score = (killed + timed out) / (killed + timed out + survived): stillborn, equivalent, not judged and not run are
+left out.
 autograder/mutants/missing_checks.json lists the survivors already reported as missing checks: they still count as
 survived, but `--check` (the CI sample) fails only on a survivor listed nowhere, or on a listed entry the grader now
 kills (the list is then out of date).
@@ -45,7 +48,7 @@ MUTANTS_DIR = ROOT / "autograder" / "mutants"
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "autograder" / "tests"))
 import planted_cases  # noqa: E402  (the one module that turns a patch over a reference into a submission)
 
-STATUSES = ("killed", "timed out", "survived", "equivalent", "stillborn", "not judged", "error")
+STATUSES = ("killed", "timed out", "survived", "equivalent", "stillborn", "not judged", "not run", "error")
 TIMEOUT_MARKS = ("was stopped after", "an earlier run on the GPU was stopped")
 
 
@@ -189,6 +192,21 @@ def classify(rows: dict, gpu_only: bool) -> tuple[str, list[str], str]:
     return "survived", [], f"{len(ran)} row(s) passed" + (f", {len(skipped)} SKIPPED" if skipped else "")
 
 
+def skipped_rows(result: dict | None) -> set[str]:
+    return {k for k, v in (result or {}).get("rows", {}).items() if v == "SKIPPED"}
+
+
+def judged_beside_reference(result: dict, reference_skipped: set[str]) -> dict:
+    """A GPU-only mutant is 'not judged' when GPU rows were SKIPPED. On a machine with a GPU, rows the reference's
+    grade SKIPPED as well (guard.cuda needs two GPUs) do not make it so: every row this machine can run, ran, and a
+    mutant that passed them survived (reference_skipped: the reference's SKIPPED rows there, empty without a GPU)."""
+    skipped = skipped_rows(result)
+    if result["status"] == "not judged" and skipped and skipped <= reference_skipped:
+        result = {**result, "status": "survived",
+                  "detail": f"every row that ran passed; SKIPPED as for the reference: {', '.join(sorted(skipped))}"}
+    return result
+
+
 class Grader:
     def __init__(self, args, ex: str, fingerprint: str):
         self.args, self.ex, self.fingerprint = args, ex, fingerprint
@@ -298,7 +316,7 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
           + (f", {run['selected']} graded (a sample: {run['sample_note']})" if run['selected'] != run['generated']
              else ", all graded") + ".", "",
           f"**Score: {detected} / {total} = {pct(score)}** (killed and timed out, of the mutants that could change a "
-          "grade: stillborn, equivalent and not judged are left out)", "",
+          "grade: stillborn, equivalent, not judged and not run are left out)", "",
           "| verdict | mutants |", "| --- | --- |"]
     md += [f"| {s} | {counts[s]} |" for s in STATUSES if counts[s]]
     if by_row:
@@ -323,9 +341,9 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
     if eq:
         md += ["", "## Equivalent (autograder/mutants/equivalent.json)", ""]
         md += [f"- {r['id']} {r['label']}: {r['reason']}" for r in eq]
-    rest = [r for r in results if r["status"] in ("timed out", "not judged", "error")]
+    rest = [r for r in results if r["status"] in ("timed out", "not judged", "not run", "error")]
     if rest:
-        md += ["", "## Timed out, not judged here, errors", ""]
+        md += ["", "## Timed out, not judged here, not run, errors", ""]
         md += [f"- {r['status']}: {r['id']} {r['label']}: {r['detail']}" for r in rest]
     md += ["", "## Every mutant", "", "| id | verdict | mutant | rows failed |", "| --- | --- | --- | --- |"]
     for r in results:
@@ -358,8 +376,9 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in allsum:
         c = s["counts"]
+        not_run = c.get("not run", 0)
         md.append(f"| [{s['exercise']}]({s['exercise']}.md) | {', '.join(s['files'])} | {s['generated']} | "
-                  f"{s['selected']} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
+                  f"{s['selected'] - not_run}{f' (+{not_run} not run: --budget)' if not_run else ''} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
                   f"{c['stillborn']} | {c['not judged']} | {s['detected']}/{s['scored']} = {pct(s['score'])} | "
                   f"{s['seed']} | {s['machine'] if s['gpu'] else 'CPU only'} |")
     md += ["", "The command that regenerated each (the seed fixes the judge's inputs and the sample; cached verdicts are "
@@ -487,6 +506,7 @@ def cmd_mutants(args) -> int:
     command = "./course mutants " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["mutants"] else sys.argv[1:])
     commit = git_commit()[:12] or "unknown"
     summaries, failures = [], []
+    started = time.monotonic()  # --budget counts from here: every exercise, baselines included
     for ex, files, mutants, chosen, note in plans:
         fp = judge_fingerprint(ex)
         grader = Grader(args, ex, fp)
@@ -499,6 +519,7 @@ def cmd_mutants(args) -> int:
                 results[m.id] = {"status": "not judged", "rows_failed": [], "cached": False, "seconds": 0.0,
                                  "detail": "GPU-only code and no CUDA device here (--grade-gpu-only grades it "
                                            "anyway: stillborn and CPU-row kills)"}
+        base = None
         if to_grade and not args.no_baseline:
             base = grader.grade(None)
             if base["status"] != "survived":
@@ -511,7 +532,11 @@ def cmd_mutants(args) -> int:
         t0 = time.monotonic()
 
         def one(m: mutate.Mutant) -> None:
-            r = grader.grade(m)
+            if args.budget and time.monotonic() - started > args.budget:
+                r = {"status": "not run", "rows_failed": [], "cached": False, "seconds": 0.0,
+                     "detail": f"not graded: the run's time budget (--budget {args.budget:g} s) ran out first"}
+            else:
+                r = grader.grade(m)
             with lock:
                 results[m.id] = r
                 done[0] += 1
@@ -522,9 +547,10 @@ def cmd_mutants(args) -> int:
 
         with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             list(pool.map(one, to_grade))
+        base_skipped = skipped_rows(base) if gpu else set()
         final = []
         for m in chosen:
-            r = dict(results[m.id])
+            r = judged_beside_reference(dict(results[m.id]), base_skipped)
             r.update(m.to_json())
             r["label"] = m.label
             if m.id in eq:

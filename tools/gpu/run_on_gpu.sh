@@ -68,8 +68,10 @@ for s in $steps; do
     mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants,
       # beside the committed summary of the other exercises (copied in first: summary.md then lists them all, to commit)
       mkdir -p "$logs/mutants" && cp evidence/mutants/summary.json "$logs/mutants/"
+      # --budget: no mutant starts after it (the ones started finish: up to ~430 s for a hang with 8 at once), so the
+      # reports are written inside one call; a second call resumes from build-gpu/mutants/cache
       step mutants ./course mutants 04 --sample "${COURSE_MUTANTS_SAMPLE:-24}" --seed "${COURSE_MUTANTS_SEED:-1}" \
-        --jobs 8 --out "$logs/mutants" ;;
+        --jobs 8 --budget "${COURSE_MUTANTS_BUDGET:-150}" --out "$logs/mutants" ;;
     hang)  # issue 31: a kernel that never ends, graded with the default settings, beside the reference's grade time
       step hang bash "$root/tools/gpu/time_hang.sh" "$logs" ;;
     gpu-cases-no-gpu)  # the references with CUDA rows, the GPU hidden: those rows SKIPPED, the rest PASS
