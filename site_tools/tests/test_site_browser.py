@@ -1,7 +1,8 @@
 """Opens every page of the built site in headless Chromium (Debian packages chromium and chromium-driver, driven
 by selenium) and checks what a student sees: no console errors, highlighted code, rendered math and diagrams, a
-working search, the light/dark toggle, and no request leaving 127.0.0.1. Saves screenshots of two chapters in the
-light and the dark scheme.
+working search, the light/dark toggle, and no request leaving 127.0.0.1; a glossary term in a chapter shows its
+definition as Material's tooltip on hover. Saves screenshots of two chapters and a glossary page in the light and the
+dark scheme, and of the tooltip.
 
 usage: test_site_browser.py SITE_DIR SCREENSHOT_DIR
 Exit 77 (ctest: skipped) only when Chromium or its driver is not installed, and it says so loudly."""
@@ -17,8 +18,10 @@ import urllib.parse
 
 CHROMIUM = [os.environ.get("COURSE_CHROMIUM", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 DRIVER = [os.environ.get("COURSE_CHROMEDRIVER", ""), "/usr/bin/chromedriver"]
-# Two chapters that show every kind of content: prose, an admonition, a diagram, code regions, math (06).
-SCREENSHOT_PAGES = ["04_cuda/", "06_autograd/"]
+# Two chapters that show every kind of content: prose, an admonition, a diagram, code regions, math (06); a term page
+# of the glossary in the seed's form (definition, Measured from the GPU evidence, sources, byline).
+SCREENSHOT_PAGES = ["04_cuda/", "06_autograd/", "glossary/custom-operator/"]
+TOOLTIP_PAGE = "05_fake/"  # a chapter whose prose uses glossary terms (fake tensor, Meta kernel, graph break)
 SCREENSHOT_SIZE = (1440, 2000)  # tall enough to reach past the first diagram
 
 
@@ -154,6 +157,44 @@ def check_search(driver, base, problems):
     return n
 
 
+def check_tooltip(driver, base, shots, problems):
+    """Hovers the first glossary abbreviation of TOOLTIP_PAGE: Material's tooltip (content.tooltips) must show the
+    term's definition in the page, not only the browser's native title. Returns the screenshot's path."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    driver.get(base + TOOLTIP_PAGE)
+    wait_for(driver, "return document.readyState === 'complete'", what=TOOLTIP_PAGE)
+    terms = [a for a in driver.find_elements(By.CSS_SELECTOR, ".md-content abbr") if a.is_displayed()]
+    if not terms:
+        problems.append(f"{TOOLTIP_PAGE}: no glossary abbreviation in the page (snippets auto_append + abbr)")
+        return None
+    term = terms[0]
+    definition = driver.execute_script(
+        "return arguments[0].getAttribute('title') || arguments[0].dataset.mdTitle || ''", term)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", term)
+    time.sleep(0.3)
+    ActionChains(driver).move_to_element(term).perform()
+    shown = ""
+    for _ in range(20):  # Material shows it after a short delay
+        time.sleep(0.15)
+        shown = driver.execute_script(
+            "const t = document.querySelector('.md-tooltip--active, .md-tooltip2--active');"
+            "return t && t.offsetParent !== null ? t.innerText : ''")
+        if shown:
+            break
+    if not shown:
+        problems.append(f"{TOOLTIP_PAGE}: hovering '{term.text}' showed no tooltip in the page "
+                        "(Material's content.tooltips feature)")
+    elif definition and definition.split(" (glossary")[0] not in shown:
+        problems.append(f"{TOOLTIP_PAGE}: the tooltip of '{term.text}' says {shown!r}, not its definition "
+                        f"{definition!r}")
+    path = os.path.join(shots, "05_fake-tooltip.png")
+    driver.save_screenshot(path)
+    print(f"tooltip: '{term.text}' -> {shown!r}")
+    return path
+
+
 def set_scheme(driver, scheme):
     """Clicks Material's toggle until the page shows `scheme` (default = light, slate = dark)."""
     from selenium.webdriver.common.by import By
@@ -210,10 +251,14 @@ def main():
             for scheme, label in (("default", "light"), ("slate", "dark")):
                 set_scheme(driver, scheme)
                 time.sleep(0.5)
-                path = os.path.join(shots, f"{page.strip('/')}-{label}.png")
+                path = os.path.join(shots, f"{page.strip('/').replace('/', '-')}-{label}.png")
                 driver.save_screenshot(path)
                 saved.append(path)
         set_scheme(driver, "default")
+        driver.set_window_size(1440, 900)
+        tooltip_shot = check_tooltip(driver, base, shots, problems)
+        if tooltip_shot:
+            saved.append(tooltip_shot)
 
         seen = requests_seen(driver)
         outside = [u for u in seen if not (
