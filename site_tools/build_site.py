@@ -20,6 +20,10 @@ import subprocess
 import sys
 
 COURSE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What a build of the site reads, relative to the course: a copy of these builds the same site (the tests plant
+# breakages in such copies; the successor check builds one with the other engine). requirements/: the pinned torch
+# that pages' sources are checked against (sources.py).
+SITE_INPUTS = ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence", "requirements")
 INSTALL = "apt-get install libjs-katex fonts-katex graphviz (tools/setup.sh installs them)"
 
 

@@ -26,9 +26,11 @@ processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothi
 The front matter is read from the page's file by page_meta.py, as the glossary test and the publish check read it.
 KaTeX is no page's business: the site command (site_tools/build_site.py) copies it into the built site.
 """
+import datetime
 import os
 import re
 import subprocess
+import sys
 
 from markdown import Extension
 from markdown.postprocessors import Postprocessor
@@ -36,6 +38,7 @@ from markdown.preprocessors import Preprocessor
 
 from . import gpu_evidence as ev
 from . import page_meta
+from . import sources as page_sources
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = "chapters"  # mkdocs.yml: docs_dir; messages name a page as chapters/PAGE, the path in the repository
@@ -103,9 +106,25 @@ def _render_dot(source, page):
 def render(markdown, page):
     """The page's Markdown with the course's marks, fences and front matter rendered (SiteError if it cannot be)."""
     markdown = _page_meta(markdown, page)
+    _check_sources(markdown, page)
     markdown = _expand_exercise_marks(markdown, page)
     markdown = _gpu_evidence(markdown, page)
     return _DOT_FENCE.sub(lambda m: _render_dot(m.group(1), page), markdown)
+
+
+def _check_sources(markdown, page):
+    """Every external reference is a listed source with the date it was checked and the torch it was checked against
+    (site_tools/sources.py): the build stops on one without; it warns, without stopping, when the course now pins a
+    newer torch than a page's sources were checked against (site_tools/sources_due.py lists those pages)."""
+    src = f"{DOCS}/{page.src}"
+    found, problems = page_sources.page_sources(markdown)
+    if problems:
+        raise SiteError(f"{src}: " + f"\n{src}: ".join(problems))
+    pinned = page_sources.pinned_torch()
+    older = page_sources.due(found, pinned, datetime.date.today(), max_age_days=10**6)
+    if older:  # printed, not logged through MkDocs: --strict would make a warning an error
+        print(f"WARNING -  {src}: sources {older[0]}: re-check them (python site_tools/sources_due.py)",
+              file=sys.stderr)
 
 
 _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)

@@ -32,7 +32,7 @@ COURSE = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import build_site  # noqa: E402  the site command: its KaTeX copy and its environment, for both engines
 
-COPIED = ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence")
+COPIED = build_site.SITE_INPUTS
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*)</article>', re.S)
 # (what, pattern counted in each page's article)

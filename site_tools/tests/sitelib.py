@@ -5,6 +5,17 @@ import subprocess
 import sys
 
 COURSE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
+from build_site import SITE_INPUTS  # noqa: E402  what a copy of the course needs to build its site
+
+
+def copy_course(tmp):
+    """A copy of what the site's build reads, to plant a breakage in."""
+    import shutil
+
+    for name in SITE_INPUTS:
+        src = os.path.join(COURSE_ROOT, name)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
 # --8<-- "path:region" (a whole file when there is no :region)
 SNIPPET_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$')
 REGION_MARK = re.compile(r"--8<--\s+\[(start|end):([A-Za-z0-9_.-]+)\]")

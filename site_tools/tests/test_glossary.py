@@ -21,15 +21,15 @@ publish_refuses: site_tools/publish_check.py refuses to publish today's pages (r
 usage: test_glossary.py [check | catches | publish_refuses]"""
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 
-from sitelib import COURSE_ROOT, build_site
+from sitelib import COURSE_ROOT, build_site, copy_course
 
 sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
 import page_meta  # noqa: E402
+from sources import CHECKED  # noqa: E402  the note every source carries (site_tools/sources.py)
 
 SECTIONS = ["Why it matters", "Measured", "Related terms", "Where you meet this", "Sources", "Byline"]
 NOT_TERMS = ("index.md", "abbreviations.md")
@@ -37,7 +37,6 @@ LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 EVIDENCE = re.compile(r"evidence/gpu/[\w./-]+[\w]")
 NO_MEASUREMENT = re.compile(r"No measurement of its own: see chapter \d+")
-CHECKED = re.compile(r"\(checked \d{4}-\d{2}-\d{2} against torch \d+\.\d+(\.\d+)?\)")
 ABBR = re.compile(r"^\*\[([^\]]+)\]:\s*\S")
 
 
@@ -252,12 +251,6 @@ PLANTED = [
      "written_on: pending\n", "written_on: pending\nreviewed: yes\n",
      ["chapters/glossary/schema.md", "'reviewed'"]),
 ]
-
-
-def copy_course(tmp):
-    for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence"):
-        src = os.path.join(COURSE_ROOT, name)
-        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
 
 
 def plant(tmp, path, old, new):

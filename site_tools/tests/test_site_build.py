@@ -7,13 +7,14 @@ value the run did not log, a text file it did not write, a profiler column its t
 does not name the run's machine, and a summary whose figure no longer matches its logs each stop the build, by name.
 A fenced block the fence extension did not read as one (it would show as raw text) stops it too.
 
-usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram | gpu_evidence"""
+Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py).
+
+usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram | gpu_evidence | sources"""
 import os
-import shutil
 import sys
 import tempfile
 
-from sitelib import COURSE_ROOT, build_site
+from sitelib import COURSE_ROOT, build_site, copy_course
 
 
 def test_build(site_dir):
@@ -24,12 +25,6 @@ def test_build(site_dir):
                  "assets/katex/katex.min.js", "assets/katex/contrib/auto-render.min.js"):
         assert os.path.isfile(os.path.join(site_dir, page)), f"the built site has no {page}"
     print(f"site/build: the strict build passed; site in {site_dir}")
-
-
-def copy_course(tmp):
-    for name in ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence"):
-        src = os.path.join(COURSE_ROOT, name)
-        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
 
 
 def test_broken_snippet():
@@ -112,13 +107,64 @@ def test_gpu_evidence():
          lambda tmp: _append(tmp, page, f"\n<!-- gpu-figure: {figures_run} profile.mm16_calls -->\n"),
          f"needs a <!-- gpu-run: {figures_run} --> mark"),
     ]
+    _each_stops_the_build("gpu_evidence", breakages)
+
+
+def test_sources():
+    """External references: a bullet without its checked note, or a prose link the page does not list, stops the
+    build by name; a torch pinned newer than the pages' sources were checked against warns without stopping it, and
+    site_tools/sources_due.py lists those pages."""
+    import subprocess
+
+    page = os.path.join("chapters", "01_custom_op.md")
+    breakages = [
+        ("a source without the date it was checked",
+         lambda tmp: _append(tmp, page, "\n## Read more\n\n- [A page](https://example.org/a-page): what it says.\n"),
+         "the source https://example.org/a-page does not say when it was checked"),
+        ("a link in the prose that is not among the page's sources",
+         lambda tmp: _append(tmp, page, "\nSee [another page](https://example.org/another) for more.\n"),
+         "https://example.org/another is not among the page's sources"),
+    ]
+    _each_stops_the_build("sources", breakages, naming="01_custom_op.md")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_course(tmp)
+        _replace(tmp, os.path.join("requirements", "course.txt"), "\ntorch==", "\ntorch==2.99.0\n# was: torch==")
+        status, output = build_site(tmp, os.path.join(tmp, "site"))
+        warning = "the course pins 2.99.0: re-check them"
+        assert status == 0, f"a newer pinned torch must warn, not stop the build (exit {status}):\n{output[-3000:]}"
+        assert warning in output and "chapters/01_custom_op.md" in output, \
+            f"the build does not warn that the pages' sources predate the pinned torch:\n{output[-3000:]}"
+        due = subprocess.run([sys.executable, os.path.join(tmp, "site_tools", "sources_due.py")], capture_output=True,
+                             text=True, timeout=120)
+        assert due.returncode == 0 and "chapters/08_profiling.md: due (checked against torch" in due.stdout \
+            and "the course pins 2.99.0" in due.stdout, f"sources_due.py does not list the pages due:\n{due.stdout}"
+        print("site/sources: a newer pinned torch warns (the build passes) and sources_due.py lists the pages: "
+              + due.stdout.strip().splitlines()[-1])
+        due = subprocess.run([sys.executable, os.path.join(COURSE_ROOT, "site_tools", "sources_due.py")],
+                             capture_output=True, text=True, timeout=120)
+        assert due.returncode == 0 and due.stdout.startswith("0 of"), \
+            f"today no page should be due (the pinned torch is the one the sources were checked against):\n{due.stdout}"
+
+
+def _each_stops_the_build(test, breakages, naming=""):
+    """Each (what is planted, how, what the build's message must say), planted in its own copy of the course."""
     for what, plant, message in breakages:
         with tempfile.TemporaryDirectory() as tmp:
             copy_course(tmp)
             plant(tmp)
             status, output = build_site(tmp, os.path.join(tmp, "site"))
-            assert status != 0 and message in output, f"{what}: the build must fail saying {message!r}:\n{output[-3000:]}"
-            print(f"site/gpu_evidence: {what} stops the build ({message})")
+            assert status != 0 and message in output and naming in output, \
+                f"{what}: the build must fail{' naming ' + naming if naming else ''} saying {message!r}:\n{output[-3000:]}"
+            print(f"site/{test}: {what} stops the build ({message})")
+
+
+def _replace(root, rel, old, new):
+    path = os.path.join(root, rel)
+    with open(path) as f:
+        text = f.read()
+    assert old in text, f"{rel} no longer holds {old!r}: the planted breakage must follow it"
+    with open(path, "w") as f:
+        f.write(text.replace(old, new, 1))
 
 
 def _append(root, rel, text):
@@ -138,4 +184,4 @@ def _edit_json(path, change):
 
 if __name__ == "__main__":
     {"build": lambda: test_build(os.path.abspath(sys.argv[2])), "broken_snippet": test_broken_snippet,
-     "wide_diagram": test_wide_diagram, "gpu_evidence": test_gpu_evidence}[sys.argv[1]]()
+     "wide_diagram": test_wide_diagram, "gpu_evidence": test_gpu_evidence, "sources": test_sources}[sys.argv[1]]()
