@@ -78,8 +78,16 @@ def engine_env(course=COURSE):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site-dir", default=os.path.join(COURSE, "site"))
+    parser.add_argument("--publish", action="store_true", help="build for publication: refused, naming the pages, "
+                        "while a page lacks its named author's and reviewer's sign-off (site_tools/publish_check.py)")
     args = parser.parse_args(argv)
     site_dir = os.path.abspath(args.site_dir)
+    if args.publish:  # the default build (students, CI) builds every page, "pending" bylines included
+        import publish_check
+
+        if publish_check.main(["--root", COURSE]) != 0:
+            print(f"build_site: nothing built into {site_dir}: publishing needs every page signed", file=sys.stderr)
+            return 1
     check_mkdocs()
     files = katex_files()  # before MkDocs runs: a missing package is named first
     status = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site_dir],

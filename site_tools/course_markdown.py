@@ -6,7 +6,7 @@ both run the Python-Markdown extensions mkdocs.yml names, so these steps survive
 
 * ```dot fenced blocks are rendered to inline SVG with Graphviz at build time (Debian package graphviz): no
   diagram library runs in the browser. A diagram too wide to read stops the build.
-* A page's YAML front matter (authors, reviewers, dates; every glossary page has it) is validated against
+* A page's YAML front matter (authors, reviewers, dates; every page has it, or the build stops) is validated against
   site_tools/page_meta.schema.json, and its `<!-- byline -->` mark becomes the byline, "pending" shown as it is. A
   page whose front matter breaks the schema stops the build with a message naming the page and the field.
 * <!-- checks: EXERCISE --> and <!-- hints: EXERCISE --> become the table of graded checks and the hints, read from
@@ -318,7 +318,6 @@ def _expand_exercise_marks(markdown, page):
 
 # Front matter and byline (site_tools/page_meta.py). The engine has already cut the front matter off the Markdown it
 # hands over; page_meta reads it from the page's file, as the glossary test and the publish check do.
-GLOSSARY_DIR = "glossary/"
 
 
 def _page_meta(markdown, page):
@@ -327,13 +326,10 @@ def _page_meta(markdown, page):
         meta, _ = page_meta.read_page(page.path)
     except Exception as e:  # noqa: BLE001 - a YAML error: say which page
         raise SiteError(f"{src}: front matter is not valid YAML: {e}") from None
-    if meta is None:
-        if page.src.startswith(GLOSSARY_DIR):
-            raise SiteError(f"{src}: a glossary page needs front matter (authors, reviewers, written_on, "
-                            f"last_checked_on, checked_against_torch; 'pending' where no person has signed)")
-        if page_meta.BYLINE_MARK in markdown:
-            raise SiteError(f"{src} has a byline mark but no front matter to render it from")
-        return markdown
+    if meta is None:  # every page states its review state, chapters as much as glossary pages
+        raise SiteError(f"{src}: every page needs front matter (authors, reviewers, written_on, last_checked_on, "
+                        f"checked_against_torch; 'pending' where no person has signed) and a "
+                        f"'{page_meta.BYLINE_MARK}' mark where its byline goes")
     problems = page_meta.validate(meta, src)
     if problems:
         raise SiteError("page front matter does not follow site_tools/page_meta.schema.json:\n  "

@@ -1,7 +1,7 @@
 """Page front matter: read, validate against page_meta.schema.json, render as a byline.
 
-A page may start with YAML front matter (between two `---` lines) saying who wrote and who reviewed it. Every
-glossary page must have it. "pending" stands where no person has signed yet; the site still builds every page, and
+A page starts with YAML front matter (between two `---` lines) saying who wrote and who reviewed it. Every page
+must have it (the build stops on one without). "pending" stands where no person has signed yet; the site still builds every page, and
 shows "pending" plainly, but site_tools/publish_check.py refuses to publish while any reviewer is pending.
 
 Used by the site's Markdown extension (site_tools/course_markdown.py), the glossary test

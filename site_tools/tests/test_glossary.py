@@ -15,8 +15,9 @@ catches: each breakage the check exists for (a dangling term link, a "Where you 
   the term, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
   schema) is planted in a temporary copy of the course and must be reported by name; the schema violation must also
   stop the strict MkDocs build, naming the page and the field.
-publish_refuses: site_tools/publish_check.py refuses to publish today's pages (reviewers pending), exit 1, naming
-  them; a page whose author and reviewer have signed (in a temporary copy) is no longer named.
+publish_refuses: site_tools/publish_check.py and the site command's publish mode (build_site.py --publish) refuse to
+  publish today's pages (reviewers pending), exit 1, naming them, building nothing; a page without front matter stops
+  the default build; a page whose author and reviewer have signed (in a temporary copy) is no longer named.
 
 usage: test_glossary.py [check | catches | publish_refuses]"""
 import os
@@ -309,6 +310,27 @@ def main_publish_refuses():
         problems.append(f"publish_check.py exited {status}, expected 1 (it must refuse while reviewers are pending)")
     if "chapters/glossary/opcheck.md" not in output or "reviewers: pending" not in output:
         problems.append("publish_check.py's refusal does not name a pending page and its reason")
+    # the site command's publish mode: refused the same way, and nothing built
+    with tempfile.TemporaryDirectory() as site:
+        proc = subprocess.run([sys.executable, os.path.join(COURSE_ROOT, "site_tools", "build_site.py"), "--publish",
+                               "--site-dir", site], capture_output=True, text=True, timeout=600)
+        out = proc.stdout + proc.stderr
+        print(out.splitlines()[0] if out else "")
+        if proc.returncode != 1 or "chapters/04_cuda.md: reviewers: pending" not in out \
+                or os.path.exists(os.path.join(site, "index.html")):
+            problems.append(f"build_site.py --publish must refuse (exit 1, naming the pages, nothing built); exit "
+                            f"{proc.returncode}:\n{out[-2000:]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_course(tmp)
+        # a page without front matter has no review state: the default build stops, naming it
+        with open(os.path.join(tmp, "chapters", "03_cpu.md"), encoding="utf-8") as f:
+            text = f.read()
+        with open(os.path.join(tmp, "chapters", "03_cpu.md"), "w", encoding="utf-8") as f:
+            f.write(text.split("---\n", 2)[2])
+        status, output = build_site(tmp, os.path.join(tmp, "site"))
+        if status == 0 or "chapters/03_cpu.md: every page needs front matter" not in output:
+            problems.append(f"a chapter without front matter must stop the build, naming it (exit {status}):\n"
+                            f"{output[-2000:]}")
     with tempfile.TemporaryDirectory() as tmp:
         copy_course(tmp)
         # a placeholder signature, only in this temporary copy: the signed page must drop out of the refusal
