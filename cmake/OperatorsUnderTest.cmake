@@ -60,6 +60,7 @@ elseif(COURSE_BUILD_LIBRARIES AND EXISTS "${_op_dir}/mm16_autograd.cpp")
     "ignores_strides|mm16_cpu.cpp|03_cpu/ignores_strides|cpu"
     "exit_on_invalid|mm16_cpu.cpp|03_cpu/exit_on_invalid|cpu"
     "missing_fake|mm16_meta.cpp|05_fake/fake_missing|cpu"
+    "fake_wrong_shape|mm16_meta.cpp|05_fake/fake_wrong_shape|cpu"
     "wrong_backward|mm16_autograd.cpp|06_autograd/backward_2x|cpu"
     "wrong_dtype|mm16_cpu.cpp|03_cpu/wrong_dtype|cpu"
     "default_stream|mm16_kernel.cu|04_cuda/default_stream|cuda"

@@ -330,6 +330,9 @@ TEST_SUITE("harness") {
   TEST_CASE("catches.ignores_strides") { catches("ignores_strides", "a kernel that ignores strides"); }
   TEST_CASE("catches.exit_on_invalid") { catches("exit_on_invalid", "std::exit(1) on a 1-D input"); }
   TEST_CASE("catches.missing_fake") { catches("missing_fake", "no fake (Meta) kernel"); }
+  TEST_CASE("catches.fake_wrong_shape") {
+    catches("fake_wrong_shape", "a fake (Meta) kernel whose output is N x M, not M x N (right only for square outputs)");
+  }
   TEST_CASE("catches.wrong_backward") { catches("wrong_backward", "a backward that doubles the gradients"); }
   TEST_CASE("catches.wrong_dtype") { catches("wrong_dtype", "a float16 output for float16 inputs (right values)"); }
   TEST_CASE("catches.default_stream") { catches("default_stream", "a kernel launched on the legacy default stream"); }

@@ -58,7 +58,7 @@ class Contract(unittest.TestCase):
 class Registrations(unittest.TestCase):
     def test_opcheck_cpu(self):
         self.skipTest("TODO(student) 4: torch.library.opcheck(mm16, (a, b)) with float32 and float64 samples that "
-                      "require grad")
+                      "require grad, non-square (M != N)")
 
     def test_gradcheck_float64(self):
         self.skipTest("TODO(student) 5: torch.autograd.gradcheck(mm16, (a, b)) on small float64 inputs that "
