@@ -13,8 +13,8 @@ check (default):
   every term has a hover definition in chapters/glossary/abbreviations.md.
 catches: each breakage the check exists for (a dangling term link, a "Where you meet this" chapter that never uses
   the term, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
-  schema) is planted in a temporary copy of the course and must be reported by name; the schema violation must also
-  stop the strict MkDocs build, naming the page and the field.
+  schema) is planted in a temporary copy of the course and must be reported by name; the dangling link and the
+  schema violation must also stop the strict MkDocs build, naming the page and the link or the field.
 publish_refuses: site_tools/publish_check.py and the site command's publish mode (build_site.py --publish) refuse to
   publish today's pages (reviewers pending), exit 1, naming them, building nothing; a page without front matter stops
   the default build; a page whose author and reviewer have signed (in a temporary copy) is no longer named.
@@ -254,6 +254,13 @@ PLANTED = [
 ]
 
 
+# planted breakages that must also stop the strict MkDocs build, and what its output must say
+BUILD_STOPS = {
+    "a dangling term link in a chapter": ["01_custom_op.md", "glossary/no-such-term.md"],
+    "front matter with a bad field value": ["glossary/dispatcher.md", "'reviewers'"],
+}
+
+
 def plant(tmp, path, old, new):
     full = os.path.join(tmp, path)
     with open(full, encoding="utf-8") as f:
@@ -279,14 +286,15 @@ def main_catches():
                 print(f"caught: {what}: {hit[0]}")
             else:
                 missed.append(f"not caught: {what} (expected a problem containing {expected}, got {found})")
-            if path.endswith("dispatcher.md") and hit:
-                # the same violation stops the strict build, naming the page and the field
+            stops = BUILD_STOPS.get(what)
+            if stops and hit:
+                # the same breakage stops the strict build, naming the page and what is wrong
                 status, output = build_site(tmp, os.path.join(tmp, "site"))
-                if status == 0 or "glossary/dispatcher.md" not in output or "'reviewers'" not in output:
-                    missed.append(f"the strict build did not stop on {what}, naming page and field "
+                if status == 0 or not all(e in output for e in stops):
+                    missed.append(f"the strict build did not stop on {what}, saying {stops} "
                                   f"(exit {status}):\n{output[-2000:]}")
                 else:
-                    line = next(l for l in output.splitlines() if "'reviewers'" in l)
+                    line = next(l for l in output.splitlines() if stops[-1] in l)
                     print(f"caught by the strict build too: {what}: {line.strip()}")
             with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
                 f.write(original)
