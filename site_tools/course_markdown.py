@@ -17,7 +17,8 @@ both run the Python-Markdown extensions mkdocs.yml names, so these steps survive
   <!-- gpu-case: FOLDER EXERCISE/CASE --> mark a planted case's failed rows, a <!-- gpu-figure: FOLDER KEY.PATH [FORMAT]
   --> mark one measured value of the run's figures.json (FORMAT: a Python format spec such as .1f), a ```gpu-text
   FOLDER FILE block (options inside: title, columns of a profiler table to keep, cut: a line length) the text file the
-  run wrote, and <!-- gpu-run: FOLDER --> (required beside them) names the machine, the date and the file. A page that
+  run wrote, a <!-- gpu-quote: FOLDER FILE "WORDS" --> mark WORDS as code, once the build has found them in the file,
+  and <!-- gpu-run: FOLDER --> (required beside them) names the machine, the date and the file. A page that
   names an evidence file that does not exist, or a row, figure, file or folder the summary lacks, or a summary that no
   longer matches its logs, stops the build.
 
@@ -132,6 +133,7 @@ _GPU_ROW = re.compile(r"<!-- gpu-row: (\S+) (\S+) (\S+) -->")
 _GPU_RUN = re.compile(r"<!-- gpu-run: (\S+) -->")
 _GPU_CASE = re.compile(r"<!-- gpu-case: (\S+) (\S+) -->")
 _GPU_FIGURE = re.compile(r"<!-- gpu-figure: (\S+) (\S+)(?: (\S+))? -->")
+_GPU_QUOTE = re.compile(r'<!-- gpu-quote: (\S+) (\S+) "([^"\n]+)" -->')
 _GPU_TEXT = re.compile(r"^```gpu-text[ \t]+(\S+)[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _EVIDENCE_PATH = re.compile(r"evidence/gpu/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 
@@ -209,6 +211,18 @@ def _gpu_evidence(markdown, page):
         except (ValueError, TypeError) as e:
             raise SiteError(f"{src}: gpu-figure {m.group(2)} cannot be written as {m.group(3)!r}: {e}") from None
 
+    def quote(m):
+        folder, file, words = m.groups()
+        needs_run(folder, "gpu-quote")
+        try:
+            logged = ev.text_file(summary(folder), file)
+        except ev.EvidenceError as e:
+            raise SiteError(f"{src}: {e}") from None
+        if words not in logged:
+            raise SiteError(f"{src}: evidence/gpu/{folder}/{file} does not contain {words!r}: a page quotes a run only "
+                            "with what the run wrote")
+        return f"`{words}`"
+
     def text(m):
         folder, file = m.group(1), m.group(2)
         needs_run(folder, "gpu-text")
@@ -237,6 +251,7 @@ def _gpu_evidence(markdown, page):
     runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
     markdown = _GPU_TEXT.sub(text, markdown)
     markdown = _GPU_FIGURE.sub(figure, markdown)
+    markdown = _GPU_QUOTE.sub(quote, markdown)
     markdown = _GPU_CASE.sub(case, markdown)
     markdown = _GPU_ROWS.sub(table, markdown)
     markdown = _GPU_ROW.sub(mark, markdown)

@@ -103,6 +103,10 @@ def test_gpu_evidence():
          lambda tmp: _append(tmp, figures_page, f"\n```gpu-text {figures_run} chapter-figures/profile_table.txt\n"
                                                 "columns: Name | Self GPU\n```\n"),
          "the table has no column Self GPU"),
+        ("words quoted from a log that the run did not write",
+         lambda tmp: _append(tmp, os.path.join("chapters", "04_cuda.md"),
+                             '\n<!-- gpu-quote: 2026-12-05-cuda-cases probes.log "during capture returned 0" -->\n'),
+         "probes.log does not contain 'during capture returned 0'"),
         ("a measured value on a page that does not name the run's machine",
          lambda tmp: _append(tmp, page, f"\n<!-- gpu-figure: {figures_run} profile.mm16_calls -->\n"),
          f"needs a <!-- gpu-run: {figures_run} --> mark"),

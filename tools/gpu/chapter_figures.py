@@ -1,6 +1,6 @@
 """The GPU figures chapters 8 and 9 quote, regenerated into a run's evidence folder (issue 26: measured, not retyped).
 
-usage: chapter_figures.py OUT_DIR OPERATOR_LIBRARY PROBE_SOURCE NVCC
+usage: chapter_figures.py OUT_DIR OPERATOR_LIBRARY PROBE_SOURCE NVCC [HARNESS_TARGETS_DIR]
 
 profile (chapter 8): the grader's own workload (autograder/worker/groups_profiler.py, profile_workload) on CUDA with
   chapter 6's reference: key_averages().table (profile_table.txt), the event tree with each event's kernels
@@ -8,7 +8,9 @@ profile (chapter 8): the grader's own workload (autograder/worker/groups_profile
 jit (chapter 9): CUDA_FORCE_PTX_JIT=1 against torch's own kernels; the probe kernel built three ways, each run plain
   and under CUDA_FORCE_PTX_JIT=1; the first and second probe_run of a new process, with an empty, a filled and a
   disabled compute cache (jit.json, jit.txt). Every process is new, so no run inherits a loaded module.
-figures.json gathers both parts, with the machine (GPU, driver, torch, CUDA), for the site to render.
+harness (chapter 7, with HARNESS_TARGETS_DIR): the reference harness (solutions/07_testing/test_mm16.py) run against
+  the operator under test that copies its result to the CPU (harness_wrong_device.txt: what its failing tests print).
+figures.json gathers the parts, with the machine (GPU, driver, torch, CUDA), for the site to render.
 """
 import ctypes
 import json
@@ -139,11 +141,26 @@ def jit_part(out, probe_source, nvcc):
     return result
 
 
+def harness_part(out, targets):
+    """Chapter 7's reference harness against the wrong_device operator: its unittest output, as the chapter quotes it."""
+    lib = Path(targets) / "wrong_device" / "libmm16_autograd.so"
+    run = subprocess.run([sys.executable, str(ROOT / "solutions" / "07_testing" / "test_mm16.py"), "-v"],
+                         env=dict(os.environ, MM16_LIBRARY=str(lib)), capture_output=True, text=True, timeout=600)
+    (out / "harness_wrong_device.txt").write_text(run.stdout + run.stderr)
+    failing = [line.split(":", 1)[1].strip() for line in (run.stdout + run.stderr).splitlines()
+               if line.startswith(("FAIL:", "ERROR:"))]
+    return {"exit_code": run.returncode, "failing_tests": failing}
+
+
 def main():
     out, library, probe_source, nvcc = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), sys.argv[4]
+    targets = sys.argv[5] if len(sys.argv) > 5 else None
     out.mkdir(parents=True, exist_ok=True)
     figures = {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
-    for part, fn in (("profile", lambda: profile_part(out, library)), ("jit", lambda: jit_part(out, probe_source, nvcc))):
+    parts = [("profile", lambda: profile_part(out, library)), ("jit", lambda: jit_part(out, probe_source, nvcc))]
+    if targets:
+        parts.append(("harness", lambda: harness_part(out, targets)))
+    for part, fn in parts:
         try:
             figures[part] = fn()
         except Exception as e:  # noqa: BLE001 - one part failing must not lose the other's figures
@@ -151,7 +168,7 @@ def main():
             print(f"chapter_figures: {part} failed: {e}", file=sys.stderr)
     (out / "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
     print(json.dumps(figures, indent=1))
-    return 0 if all("failed" not in figures[p] for p in ("profile", "jit")) else 1
+    return 0 if all("failed" not in figures[p] for p, _ in parts) else 1
 
 
 if __name__ == "__main__":

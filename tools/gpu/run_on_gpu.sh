@@ -84,7 +84,7 @@ for s in $steps; do
     chapter-figures)  # issue 26: chapter 8's profiler tables and chapter 9's JIT figures, regenerated into evidence
       step chapter-figures bash -c "./course build && '$COURSE_PYTHON' tools/gpu/chapter_figures.py '$logs/chapter-figures' \
         '$COURSE_BUILD_DIR/lib/solutions/06_autograd/libmm16_autograd.so' autograder/portability/probe_kernel.cu \
-        \"\$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)\"" ;;
+        \"\$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)\" '$COURSE_BUILD_DIR/harness_targets'" ;;
     test) step test ./course test -R "$grader_tests" ;;
     test-no-gpu) CUDA_VISIBLE_DEVICES= step test-no-gpu ./course test -R 'planted/' ;;
     *) echo "unknown step $s" >&2; exit 2 ;;
