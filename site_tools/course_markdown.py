@@ -27,7 +27,6 @@ processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothi
 The front matter is read from the page's file by page_meta.py, as the glossary test and the publish check read it.
 KaTeX is no page's business: the site command (site_tools/build_site.py) copies it into the built site.
 """
-import datetime
 import os
 import re
 import subprocess
@@ -121,11 +120,9 @@ def _check_sources(markdown, page):
     found, problems = page_sources.page_sources(markdown)
     if problems:
         raise SiteError(f"{src}: " + f"\n{src}: ".join(problems))
-    pinned = page_sources.pinned_torch()
-    older = page_sources.due(found, pinned, datetime.date.today(), max_age_days=10**6)
+    older = page_sources.older_torch(found, page_sources.pinned_torch())
     if older:  # printed, not logged through MkDocs: --strict would make a warning an error
-        print(f"WARNING -  {src}: sources {older[0]}: re-check them (python site_tools/sources_due.py)",
-              file=sys.stderr)
+        print(f"WARNING -  {src}: sources {older}: re-check them (python site_tools/sources_due.py)", file=sys.stderr)
 
 
 _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -245,8 +242,8 @@ def _gpu_evidence(markdown, page):
             width = int(options["cut"])
             lines = [line if len(line) <= width else line[:width - 3] + "..." for line in lines]
         title = f"{options.get('title', file)} ({s['folder']}/{file})"
-        quote = "'" if '"' in title else '"'  # superfences takes no escaped quote in a title
-        return f"```text title={quote}{title.replace(quote, '`')}{quote}\n" + "\n".join(lines) + "\n```"
+        mark = "'" if '"' in title else '"'  # superfences takes no escaped quote in a title
+        return f"```text title={mark}{title.replace(mark, '`')}{mark}\n" + "\n".join(lines) + "\n```"
 
     runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
     markdown = _GPU_TEXT.sub(text, markdown)

@@ -104,12 +104,15 @@ def page_sources(text: str) -> tuple[list[Source], list[str]]:
     return sources, problems
 
 
+def older_torch(sources: list[Source], pinned: str) -> str | None:
+    """Why the page's sources predate the pinned torch (None: they do not); the build warns with it."""
+    older = sorted({s.torch for s in sources if _version(s.torch) < _version(pinned)}, key=_version)
+    return f"checked against torch {', '.join(older)}; the course pins {pinned}" if older else None
+
+
 def due(sources: list[Source], pinned: str, today: datetime.date, max_age_days: int) -> list[str]:
     """Why the page's sources are due for a re-check (empty: not due)."""
-    reasons = []
-    older = sorted({s.torch for s in sources if _version(s.torch) < _version(pinned)}, key=_version)
-    if older:
-        reasons.append(f"checked against torch {', '.join(older)}; the course pins {pinned}")
+    reasons = [r for r in (older_torch(sources, pinned),) if r]
     stale = [s for s in sources if (today - datetime.date.fromisoformat(s.checked_on)).days > max_age_days]
     if stale:
         oldest = min(s.checked_on for s in stale)

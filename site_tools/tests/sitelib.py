@@ -1,6 +1,7 @@
 """Shared helpers of the site's tests: where the course is, how to build the site, what the chapters include."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -11,11 +12,11 @@ from build_site import SITE_INPUTS  # noqa: E402  what a copy of the course need
 
 def copy_course(tmp):
     """A copy of what the site's build reads, to plant a breakage in."""
-    import shutil
-
     for name in SITE_INPUTS:
         src = os.path.join(COURSE_ROOT, name)
         (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(tmp, name))
+
+
 # --8<-- "path:region" (a whole file when there is no :region)
 SNIPPET_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$')
 REGION_MARK = re.compile(r"--8<--\s+\[(start|end):([A-Za-z0-9_.-]+)\]")

@@ -377,8 +377,9 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
     for s in allsum:
         c = s["counts"]
         not_run = c.get("not run", 0)
+        graded = f"{s['selected'] - not_run}" + (f" (+{not_run} not run: --budget)" if not_run else "")
         md.append(f"| [{s['exercise']}]({s['exercise']}.md) | {', '.join(s['files'])} | {s['generated']} | "
-                  f"{s['selected'] - not_run}{f' (+{not_run} not run: --budget)' if not_run else ''} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
+                  f"{graded} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
                   f"{c['stillborn']} | {c['not judged']} | {s['detected']}/{s['scored']} = {pct(s['score'])} | "
                   f"{s['seed']} | {s['machine'] if s['gpu'] else 'CPU only'} |")
     md += ["", "The command that regenerated each (the seed fixes the judge's inputs and the sample; cached verdicts are "
