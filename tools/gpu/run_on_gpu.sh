@@ -69,9 +69,14 @@ for s in $steps; do
       # beside the committed summary of the other exercises (copied in first: summary.md then lists them all, to commit)
       mkdir -p "$logs/mutants" && cp evidence/mutants/summary.json "$logs/mutants/"
       # --budget: no mutant starts after it (the ones started finish: up to ~430 s for a hang with 8 at once), so the
-      # reports are written inside one call; a second call resumes from build-gpu/mutants/cache
-      step mutants ./course mutants 04 --sample "${COURSE_MUTANTS_SAMPLE:-24}" --seed "${COURSE_MUTANTS_SEED:-1}" \
-        --jobs 8 --budget "${COURSE_MUTANTS_BUDGET:-150}" --out "$logs/mutants" ;;
+      # reports are written inside one call; a second call resumes from build-gpu/mutants/cache.
+      # The GPU turns are off by default here (COURSE_MUTANTS_GPU_LOCK=on keeps them): a reference's mutants are not
+      # hostile neighbours of one another, and with the turns 8 grades at once queue for the one GPU (measured on the
+      # H200: 180-200 s a mutant, evidence/gpu/2026-12-05-mutants-04). A mutant that takes the GPU's memory would still
+      # be retried alone by the judge.
+      COURSE_GPU_LOCK=${COURSE_MUTANTS_GPU_LOCK:-off} step mutants ./course mutants 04 --sample "${COURSE_MUTANTS_SAMPLE:-24}" \
+        --seed "${COURSE_MUTANTS_SEED:-1}" --jobs "${COURSE_MUTANTS_JOBS:-8}" --budget "${COURSE_MUTANTS_BUDGET:-150}" \
+        --out "$logs/mutants" ;;
     hang)  # issue 31: a kernel that never ends, graded with the default settings, beside the reference's grade time
       step hang bash "$root/tools/gpu/time_hang.sh" "$logs" ;;
     gpu-cases-no-gpu)  # the references with CUDA rows, the GPU hidden: those rows SKIPPED, the rest PASS
