@@ -1,5 +1,6 @@
 #include "memory_cgroup.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -59,6 +60,42 @@ std::string own_path(bool v2) {
 }
 }  // namespace
 
+bool process_alive(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");  // "pid (comm) S ...": comm may hold ") "
+  auto close = stat.rfind(") ");
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
+}
+
+int remove_stale_judge_cgroups(const std::string& folder, const std::function<bool(pid_t)>& alive) {
+  const std::string prefix = "course-judge-";
+  auto subfolders = [](const std::string& dir) {
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        struct stat st{};
+        if (name != "." && name != ".." && ::lstat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+          names.push_back(name);
+      }
+      ::closedir(d);
+    }
+    return names;
+  };
+  int removed = 0;
+  for (const std::string& name : subfolders(folder)) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == getpid() || alive(pid)) continue;
+    const std::string base = folder + "/" + name;
+    for (const std::string& run : subfolders(base)) ::rmdir((base + "/" + run).c_str());
+    if (::rmdir(base.c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
 bool MemoryCgroups::configure(unsigned long long limit_bytes, std::string& reason) {
   limit_ = limit_bytes;
   if (const char* v = getenv("COURSE_SANDBOX_CGROUP"); v && std::string(v) == "off") {
@@ -80,6 +117,7 @@ bool MemoryCgroups::configure(unsigned long long limit_bytes, std::string& reaso
       reason += (reason.empty() ? "" : "; ") + folder + " does not delegate the memory controller";
       continue;
     }
+    remove_stale_judge_cgroups(folder, process_alive);
     std::string base = folder + "/course-judge-" + std::to_string(getpid());
     if (::mkdir(base.c_str(), 0755) != 0 && errno != EEXIST) {
       reason += (reason.empty() ? "" : "; ") + ("cannot make a cgroup in " + folder + ": " + strerror(errno));

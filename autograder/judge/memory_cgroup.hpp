@@ -5,9 +5,21 @@
 // cgroup v2 (a cgroup where the memory controller is delegated: the judge's own, or the root) or v1 (the memory
 // hierarchy); where neither is writable, the protection is reported off.
 #pragma once
+#include <sys/types.h>
+
+#include <functional>
 #include <string>
 
 namespace judge {
+
+// A judge killed outright (SIGKILL, a job's time limit) cannot remove its folder of run cgroups: `course-judge-PID`
+// folders in `folder` whose judge is no longer alive and that no process is left in are removed (rmdir only: a cgroup
+// with a process in it cannot be removed, so nothing running is touched). Returns how many were removed. (A judge in
+// another pid namespace sharing this cgroup tree would look dead; the course runs its judges in one.)
+int remove_stale_judge_cgroups(const std::string& folder, const std::function<bool(pid_t)>& alive);
+// Whether a process runs: a zombie does not (a judge killed outright stays one until its parent, or an init that may be
+// slow to, reaps it), though kill(pid, 0) succeeds on it (judge/unit shows both).
+bool process_alive(pid_t pid);
 
 class MemoryCgroups {
  public:

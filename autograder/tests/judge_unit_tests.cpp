@@ -5,6 +5,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,12 +16,14 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "../judge/compare.hpp"
 #include "../judge/diagnostics.hpp"
 #include "../judge/grading.hpp"
 #include "../judge/json.hpp"
 #include "../judge/machine_faults.hpp"
+#include "../judge/memory_cgroup.hpp"
 #include "../judge/process.hpp"
 #include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
@@ -704,4 +707,32 @@ TEST_CASE("machine faults: a GPU that admits one process, held by another, is th
   GpuMemory shared = parse_gpu_memory("600, 143771, Default");
   shared.processes = 3;
   CHECK(machine_fault_reason(MachineFault::GpuLost, shared) == "");  // a shared GPU: others do not make it busy
+}
+
+TEST_CASE("memory cgroups: a killed judge's are removed by the next one; a live judge's, or one in use, are kept") {
+  // plain folders stand in for the cgroup tree: rmdir behaves alike (a folder with something in it stays)
+  std::string tree = temp_path("cgroups");
+  for (const char* d : {"course-judge-111/run-3", "course-judge-222/run-0", "course-judge-333/run-1", "course-judge-444",
+                        "course-judge-x1", "other-cgroup"})
+    fs::create_directories(tree + "/" + d);
+  std::ofstream(tree + "/course-judge-333/run-1/cgroup.procs") << "4242\n";  // a process still in it: not removable
+  auto alive = [](pid_t pid) { return pid == 222; };
+  CHECK(remove_stale_judge_cgroups(tree, alive) == 2);  // 111 (with its run) and 444
+  CHECK(!fs::exists(tree + "/course-judge-111"));
+  CHECK(!fs::exists(tree + "/course-judge-444"));
+  CHECK(fs::exists(tree + "/course-judge-222/run-0"));  // its judge is running
+  CHECK(fs::exists(tree + "/course-judge-333/run-1"));  // not empty
+  CHECK(fs::exists(tree + "/course-judge-x1"));         // not a judge's name
+  CHECK(fs::exists(tree + "/other-cgroup"));
+  CHECK(remove_stale_judge_cgroups(tree + "/missing", alive) == 0);
+  fs::remove_all(tree);
+  // a killed judge not yet reaped is a zombie: gone for this purpose
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  for (int i = 0; i < 200 && process_alive(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(!process_alive(child));
+  CHECK(::kill(child, 0) == 0);  // what kill() alone would have called alive
+  waitpid(child, nullptr, 0);
+  CHECK(process_alive(getpid()));
 }
