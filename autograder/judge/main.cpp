@@ -53,6 +53,13 @@ int usage_error(const std::string& msg) {
 
 int main(int argc, char** argv) {
   using namespace judge;
+  // The course's commands wait for the judges they start and name themselves in COURSE_JUDGE_PARENT: one killed (a
+  // batch or a mutants run stopped, a job's time limit) takes its judge with it, rather than leave it grading into a
+  // folder the next command reuses. Started by anyone else (the name is not our parent's), a judge runs on its own.
+  if (const char* parent = getenv("COURSE_JUDGE_PARENT"); parent && std::to_string(getppid()) == parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (std::to_string(getppid()) != parent) return 1;  // it was gone before the signal was armed
+  }
   Config cfg;
   cfg.course_root = COURSE_SOURCE_DIR;
   cfg.toolchain_file = fs::path(COURSE_BINARY_DIR) / "toolchain.json";

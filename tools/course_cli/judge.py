@@ -161,6 +161,8 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
     (`watch`: the line a student needs, where each regrade's output starts).
     `timeout` (seconds) stops a judge that runs longer ("capture" and "stream"): returncode -1, timed_out."""
     t0 = time.monotonic()
+    # the judge dies with this command (a batch stopped must not leave judges grading): see the judge's main.cpp
+    env = dict(os.environ if env is None else env, COURSE_JUDGE_PARENT=str(os.getpid()))
     if show == "capture":
         argv = judge_argv(ex, submission, out, **options)
         try:
