@@ -62,6 +62,7 @@ elseif(COURSE_BUILD_LIBRARIES AND EXISTS "${_op_dir}/mm16_autograd.cpp")
     "missing_fake|mm16_meta.cpp|05_fake/fake_missing|cpu"
     "fake_wrong_shape|mm16_meta.cpp|05_fake/fake_wrong_shape|cpu"
     "wrong_backward|mm16_autograd.cpp|06_autograd/backward_2x|cpu"
+    "wrong_backward_b|mm16_autograd.cpp|06_autograd/backward_b_2x|cpu"
     "wrong_dtype|mm16_cpu.cpp|03_cpu/wrong_dtype|cpu"
     "default_stream|mm16_kernel.cu|04_cuda/default_stream|cuda"
     "wrong_device|mm16_cuda.cpp|04_cuda/output_on_cpu|cuda")

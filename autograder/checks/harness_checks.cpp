@@ -334,6 +334,7 @@ TEST_SUITE("harness") {
     catches("fake_wrong_shape", "a fake (Meta) kernel whose output is N x M, not M x N (right only for square outputs)");
   }
   TEST_CASE("catches.wrong_backward") { catches("wrong_backward", "a backward that doubles the gradients"); }
+  TEST_CASE("catches.wrong_backward_b") { catches("wrong_backward_b", "a backward that doubles b's gradient alone"); }
   TEST_CASE("catches.wrong_dtype") { catches("wrong_dtype", "a float16 output for float16 inputs (right values)"); }
   TEST_CASE("catches.default_stream") { catches("default_stream", "a kernel launched on the legacy default stream"); }
   TEST_CASE("catches.wrong_device") { catches("wrong_device", "the output copied to the CPU"); }
