@@ -51,14 +51,19 @@ int usage_error(const std::string& msg) {
 }
 }  // namespace
 
+// Arms `sig` for when the parent `parent` dies; false when it was already gone before the signal was armed.
+static bool die_with_parent(pid_t parent, int sig) {
+  prctl(PR_SET_PDEATHSIG, sig);
+  return getppid() == parent;
+}
+
 int main(int argc, char** argv) {
   using namespace judge;
   // The course's commands wait for the judges they start and name themselves in COURSE_JUDGE_PARENT: one killed (a
   // batch or a mutants run stopped, a job's time limit) takes its judge with it, rather than leave it grading into a
   // folder the next command reuses. Started by anyone else (the name is not our parent's), a judge runs on its own.
   if (const char* parent = getenv("COURSE_JUDGE_PARENT"); parent && std::to_string(getppid()) == parent) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (std::to_string(getppid()) != parent) return 1;  // it was gone before the signal was armed
+    if (!die_with_parent(getppid(), SIGTERM)) return 1;
   }
   Config cfg;
   cfg.course_root = COURSE_SOURCE_DIR;
@@ -154,8 +159,7 @@ int main(int argc, char** argv) {
   const pid_t judge_pid = getpid();
   pid_t child = fork();
   if (child == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a judge killed from outside (a batch timeout) takes its checks with it
-    if (getppid() != judge_pid) _exit(1);
+    if (!die_with_parent(judge_pid, SIGKILL)) _exit(1);  // a judge killed from outside takes its checks with it
     doctest::Context ctx;
     ctx.setOption("reporters", "rows");
     // An exercise runs exactly the checks its metadata lists, so one check (a test case) can serve several exercises.

@@ -1,6 +1,5 @@
 #include "memory_cgroup.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,6 +10,7 @@
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -71,15 +71,9 @@ int remove_stale_judge_cgroups(const std::string& folder, const std::function<bo
   const std::string prefix = "course-judge-";
   auto subfolders = [](const std::string& dir) {
     std::vector<std::string> names;
-    if (DIR* d = ::opendir(dir.c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        std::string name = e->d_name;
-        struct stat st{};
-        if (name != "." && name != ".." && ::lstat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-          names.push_back(name);
-      }
-      ::closedir(d);
-    }
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.is_directory(ec) && !e.is_symlink(ec)) names.push_back(e.path().filename().string());
     return names;
   };
   int removed = 0;
