@@ -25,7 +25,8 @@ def transcript(judge, exercise, seed=1, submission=None):
                             submission or os.path.join(ROOT, "exercises", exercise),
                             "--out", out, "--no-color", "--seed", str(seed)], capture_output=True, text=True)
     # the machine-specific lines (the sandbox's protections, the seed and the results folder) are left out
-    lines = [l for l in r.stdout.strip("\n").splitlines()
+    # ... and the clone's own path, which names the maintainer's machine, not the course
+    lines = [l.replace(ROOT + os.sep, "") for l in r.stdout.strip("\n").splitlines()
              if not l.startswith("sandbox:") and not l.startswith("(seed ")]
     while lines and not lines[-1].strip():
         lines.pop()

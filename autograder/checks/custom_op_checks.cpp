@@ -2,6 +2,7 @@
 // computes alpha * x + y itself in float64, and reads torch.compile's graph counts for the op and its pybind11 twin.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cmath>
 #include <random>
@@ -15,10 +16,21 @@ using namespace judge;
 namespace {
 constexpr int64_t kRows = 7, kCols = 13;  // non-square, so a transposed input cannot pass by accident
 
-double alpha() {
-  // one of a few exactly representable values, chosen by the seed (never 1: a missing alpha must show)
-  const double choices[] = {-1.5, 0.75, 2.5, 3.25};
-  return choices[Session::get().cfg.seed % 4];
+// alpha of the grade's call i. Each row's two calls get one negative and one positive alpha (which call gets which, the
+// seed decides), so every grade uses all four exactly representable values and every row sees a sign change; never
+// 1, so a missing alpha must show.
+double alpha(int i) {
+  static const std::vector<double> order = [] {
+    std::mt19937_64 rng(Session::get().cfg.seed * 1000003u + 5);
+    std::vector<double> out;
+    for (auto pair : {std::pair<double, double>{-1.5, 3.25}, {0.75, -0.625}}) {
+      if (rng() % 2) std::swap(pair.first, pair.second);
+      out.push_back(pair.first);
+      out.push_back(pair.second);
+    }
+    return out;
+  }();
+  return order[static_cast<std::size_t>(i) % order.size()];
 }
 
 Tensor random_tensor(int64_t rows, int64_t cols, uint64_t salt) {
@@ -36,8 +48,13 @@ const std::map<std::string, Tensor>& inputs() {
   return in;
 }
 
-json alpha_args(bool guard = false) {
-  json a = {{"alpha", alpha()}};
+// The compiled function's: negative, as one of each row's two calls is, so a sign mistake shows in every value row.
+constexpr double kCompileAlpha = -1.5;
+
+// The op.forward calls (guard) or the op.strides calls, each with its alpha.
+json alpha_args(bool guard) {
+  json a = {{"alphas", guard ? json{{"plain", alpha(0)}, {"plain_start", alpha(1)}}
+                             : json{{"transposed", alpha(2)}, {"y_transposed", alpha(3)}}}};
   if (guard) a["guard"] = true;
   return a;
 }
@@ -49,17 +66,28 @@ constexpr Tolerance kTol{1e-6, 1e-5};
 struct At {
   const Tensor* t;
   bool transposed;
-  double operator()(int64_t r, int64_t c) const { return t->values[transposed ? c * kRows + r : r * kCols + c]; }
+  int64_t rows() const { return t->shape[transposed ? 1 : 0]; }
+  int64_t cols() const { return t->shape[transposed ? 0 : 1]; }
+  double operator()(int64_t r, int64_t c) const {
+    return t->values[static_cast<std::size_t>(transposed ? c * t->shape[1] + r : r * t->shape[1] + c)];
+  }
 };
 At plain(const char* name) { return {&inputs().at(name), false}; }
 At transposed(const char* name) { return {&inputs().at(name), true}; }
 
+// The input `at` as it was before the call (the op must leave x and y as they were).
+Expected unchanged(At at) {
+  Expected e{{at.rows(), at.cols()}, {}, "F32", ""};
+  for (int64_t i = 0; i < at.rows() * at.cols(); ++i) e.values.push_back(at(i / at.cols(), i % at.cols()));
+  return e;
+}
+
 // alpha * x + y as the judge computes it in float64 (x and y read as the op must read them, through their views),
 // plus `extra` (the compiled function adds 1 and doubles alpha).
 Expected reference(At x_at, double a, double extra = 0, At y_at = plain("y")) {
-  Expected e{{kRows, kCols}, {}, "F32", ""};
-  for (int64_t i = 0; i < kRows * kCols; ++i)
-    e.values.push_back(a * x_at(i / kCols, i % kCols) + y_at(i / kCols, i % kCols) + extra);
+  const int64_t rows = x_at.rows(), cols = x_at.cols();
+  Expected e{{rows, cols}, {}, "F32", ""};
+  for (int64_t i = 0; i < rows * cols; ++i) e.values.push_back(a * x_at(i / cols, i % cols) + y_at(i / cols, i % cols) + extra);
   return e;
 }
 
@@ -67,11 +95,12 @@ struct Call {
   const char* call;  // the worker's name of the call
   const char* what;
   At x_at, y_at;
+  int alpha_index;   // alpha(alpha_index) is its alpha
 };
 
 // Compares the returned tensors with the judge's own float64 references, through the judge's one comparator: one
 // verdict for the row, naming every call that went wrong. `guard`: the worker's inputs sit against guard pages.
-void check_results(std::initializer_list<Call> list, bool guard = false) {
+void check_results(std::initializer_list<Call> list, bool guard) {
   const GroupResult& found_group = Session::get().group("scale_add", alpha_args(guard), inputs());
   if (guard && !found_group.ok && found_group.process.term_signal == SIGSEGV)
     return fail("course::scale_add reads or writes outside its inputs: with x and y placed right before (then right "
@@ -80,27 +109,37 @@ void check_results(std::initializer_list<Call> list, bool guard = false) {
                 "every access within x.numel() elements of x's and y's data", found_group.failure);
   const GroupResult& g = Session::get().require("scale_add", alpha_args(guard), inputs());
   const json calls = g.report.value("calls", json::object());
-  char a[32];
-  std::snprintf(a, sizeof a, "%g", alpha());
-  std::string right, wrong, seen;
+  std::string right, wrong, seen, alphas;
   for (const Call& k : list) {
+    char a[32];
+    std::snprintf(a, sizeof a, "%g", alpha(k.alpha_index));
+    alphas += std::string(alphas.empty() ? "" : ", ") + a + " (" + k.call + ")";
     const json c = calls.is_object() ? calls.value(k.call, json::object()) : json::object();
     if (c.value("raised", false)) {
       wrong += std::string(wrong.empty() ? "" : "; ") + "raised on a valid call (" + k.what + ")";
       seen += std::string("\n  ") + k.what + ": " + c.value("type", "") + ": " + c.value("message", "");
       continue;
     }
-    auto found = g.tensors.find(k.call);
-    Comparison cmp = compare(found == g.tensors.end() ? nullptr : &found->second, reference(k.x_at, alpha(), 0, k.y_at), kTol);
+    auto returned = [&](const std::string& name) {
+      auto found = g.tensors.find(name);
+      return found == g.tensors.end() ? nullptr : &found->second;
+    };
+    Comparison cmp = compare(returned(k.call), reference(k.x_at, alpha(k.alpha_index), 0, k.y_at), kTol);
     if (cmp.ok) right += std::string(right.empty() ? "" : "; ") + k.what + ": " + cmp.detail;
     else {
       wrong += std::string(wrong.empty() ? "" : "; ") + "wrong values (" + k.what + ")";
       seen += std::string("\n  ") + k.what + ": " + cmp.detail;
     }
+    // a Tensor is a handle: y.add_() inside the op reaches the caller's y, even through `const at::Tensor&`
+    for (auto [input, at] : {std::pair<const char*, At>{"x", k.x_at}, {"y", k.y_at}}) {
+      Comparison after = compare(returned(std::string(k.call) + "." + input + "_after"), unchanged(at), Tolerance{0, 0});
+      if (after.ok) continue;
+      wrong += std::string(wrong.empty() ? "" : "; ") + "changed its input " + input + " (" + k.what + ")";
+      seen += std::string("\n  ") + k.what + ": " + input + " after the call: " + after.detail;
+    }
   }
-  if (wrong.empty()) return pass(right + " (alpha * x + y, alpha = " + a + ", against the float64 reference)");
-  fail("course::scale_add: " + wrong, std::string("alpha * x + y with alpha = ") + a + ", float32 of shape " +
-       shape_text({kRows, kCols}), list.size() == 1 ? seen.substr(3) : seen);
+  if (wrong.empty()) return pass(right + " (alpha * x + y, alpha = " + alphas + ", against the float64 reference)");
+  fail("course::scale_add: " + wrong, "alpha * x + y with alpha = " + alphas + ", in a new float32 tensor of x's shape; x and y left as they were", seen.find('\n', 1) == std::string::npos ? seen.substr(3) : seen);
 }
 
 std::string explain_summary(const json& e) {
@@ -137,16 +176,16 @@ TEST_SUITE("01_custom_op") {
 
   TEST_CASE("op.forward") {
     // each input's data ends (then starts) at a guard page: one element read past either end is a SIGSEGV
-    check_results({{"plain", "contiguous 7x13 inputs ending at a guard page", plain("x"), plain("y")},
-                   {"plain_start", "starting after a guard page", plain("x"), plain("y")}},
+    check_results({{"plain", "contiguous 7x13 inputs ending at a guard page", plain("x"), plain("y"), 0},
+                   {"plain_start", "starting after a guard page", plain("x"), plain("y"), 1}},
                   /*guard=*/true);
   }
 
   TEST_CASE("op.strides") {
     // the worker passes xt.t() (then yt.t()): element [r, c] is xt[c, r]. Each operand alone, so a copy of one
     // and not the other is seen.
-    check_results({{"transposed", "x is a transposed view, strides (1, 7)", transposed("xt"), plain("y")},
-                   {"y_transposed", "y is a transposed view, strides (1, 7)", plain("x"), transposed("yt")}});
+    check_results({{"transposed", "x is a transposed view, strides (1, 7)", transposed("xt"), plain("y"), 2},
+                   {"y_transposed", "y is a transposed view, strides (1, 7)", plain("x"), transposed("yt"), 3}}, false);
   }
 
   TEST_CASE("op.contract") {
@@ -173,7 +212,7 @@ TEST_SUITE("01_custom_op") {
   }
 
   TEST_CASE("compile.graph") {
-    json args = alpha_args();
+    json args = {{"alpha", kCompileAlpha}};
     args["twin_dir"] = (fs::path(COURSE_BINARY_DIR) / "twins").string();
     const GroupResult& g = Session::get().require("compile", args, inputs());
     const json op = g.report.value("op", json::object()), twin = g.report.value("twin", json::object());
@@ -189,7 +228,7 @@ TEST_SUITE("01_custom_op") {
     if (found == g.tensors.end())
       return fail("the compiled function returned nothing", "a tensor",
                   g.report.value("compiled_error", std::string("(no tensor)")));
-    Comparison cmp = compare(&found->second, reference(plain("x"), 2 * alpha(), 1.0), kTol);
+    Comparison cmp = compare(&found->second, reference(plain("x"), 2 * kCompileAlpha, 1.0), kTol);
     if (!cmp.ok) return fail("torch.compile ran the op but the values are wrong", "2 * alpha * x + y + 1", cmp.detail);
     pass(op_seen + "; " + twin_seen.substr(0, twin_seen.find("; first break:")) +
          "; compiled values match the float64 reference");

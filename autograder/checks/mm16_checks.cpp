@@ -61,6 +61,28 @@ std::string call_problem(const GroupResult& g, const Call& c) {
   return cmp.ok ? "" : c.text() + ": " + cmp.detail;
 }
 
+// Why the op left an operand other than it found it ("" when it did not): a and b are inputs, not outputs. In C++ a
+// Tensor is a handle, so an in-place op through `const at::Tensor&` (a.mul_(), b.t_()) reaches the caller's tensor.
+std::string inputs_problem(const GroupResult& g, const Call& c) {
+  std::string out;
+  for (auto [label, m] : {std::pair<const char*, const Matrix*>{"a", &c.a}, {"b", &c.b}}) {
+    Comparison cmp = compare(tensor(g, c.name + "." + label + "_after"), Expected{{m->rows, m->cols}, m->v, c.dtype, ""},
+                             Tolerance{0, 0});
+    if (!cmp.ok) out += std::string(out.empty() ? "" : "; ") + "the op changed its input " + label + ": " + cmp.detail;
+  }
+  return out.empty() ? out : c.text() + ": " + out;
+}
+
+// Why the output the caller holds changed after the call returned ("" when it did not): an op that returns a buffer
+// it keeps (one per shape, to save an allocation) overwrites its earlier results with its later ones.
+std::string output_kept_problem(const GroupResult& g, const Call& c) {
+  const Tensor* then = tensor(g, c.name);
+  if (!then) return "";  // no output: call_problem said so
+  Comparison cmp = compare(tensor(g, c.name + ".at_end"), Expected{then->shape, then->values, then->dtype, ""}, Tolerance{0, 0});
+  return cmp.ok ? "" : c.text() + ": the output changed after the call returned (read again after the later calls: " +
+                           cmp.detail + "); the op writes a later result into a tensor it returned before";
+}
+
 // A row over calls: every output right, or the wrong ones listed with the worst element of each.
 void products_row(const GroupResult& g, const std::vector<const Call*>& calls, const std::string& what,
                   const std::string& expected) {
@@ -71,6 +93,8 @@ void products_row(const GroupResult& g, const std::vector<const Call*>& calls, c
     std::string p = call_problem(g, *c), why;
     json o = answer(g, c->name, "call", &why);
     if (!o.is_null() && o["raised"] == true) raised.insert(raised_text(o));
+    if (p.empty()) p = inputs_problem(g, *c);
+    if (p.empty()) p = output_kept_problem(g, *c);
     if (!p.empty()) problems.push_back(p);
   }
   if (problems.empty())
@@ -178,10 +202,16 @@ std::vector<int64_t> view_strides(const Matrix& m, View v) {
 }
 
 // The layout the worker reported for the call's operands, against its views: evidence that they were not contiguous.
-std::string layout_problem(const GroupResult& g, const Call& c) {
+std::string layout_problem(const GroupResult& g, const Plan& plan, const Call& c) {
   std::string why;
   json o = answer(g, c.name, "call", &why);
   if (o.is_null()) return why;
+  if (!c.same_tensors_as.empty()) {  // the tensors of an earlier call, as that call left them
+    const Call& before = plan.call(c.same_tensors_as);
+    if (!inputs_problem(g, before).empty())
+      return c.text() + ": not run as asked: the op's earlier call changed these tensors (" + before.text() + ")";
+  }
+  if (o["raised"] == true && !o.contains("operand_strides")) return "";  // the worker could not make the call: call_problem says why
   if (!o.contains("operand_strides") || !o.contains("operand_offsets")) return c.name + ": the operands' layout was not reported";
   auto sa = view_strides(c.a, c.view_a), sb = view_strides(c.b, c.view_b);
   std::vector<int64_t> want{sa[0], sa[1], sb[0], sb[1]};
@@ -192,19 +222,21 @@ std::string layout_problem(const GroupResult& g, const Call& c) {
   return "";
 }
 
-void views_row(const GroupResult& g, const std::vector<const Call*>& calls) {
+void views_row(const GroupResult& g, const Plan& plan, const std::vector<const Call*>& calls) {
   if (!answered(g)) return;
   std::vector<std::string> problems;
   for (auto* c : calls) {
-    std::string p = layout_problem(g, *c);
+    std::string p = layout_problem(g, plan, *c);
     if (p.empty()) p = call_problem(g, *c);
+    if (p.empty()) p = inputs_problem(g, *c);
+    if (p.empty()) p = output_kept_problem(g, *c);
     if (!p.empty()) problems.push_back(p);
   }
   if (problems.empty())
     return pass(std::to_string(calls.size()) + " products of transposed, sliced and offset views right: " + shapes_of(calls));
   fail("wrong products for non-contiguous inputs (contiguous ones are checked by the forward row)",
        "a @ b for transposed operands (strides (1, rows)), every other column of a wider tensor (strides (2 * cols, 2)) "
-       "and views with a storage offset, " + tolerance_text(),
+       "and views with a storage offset, " + tolerance_text() + "; the views left as they were",
        lines(problems));
 }
 
@@ -435,12 +467,12 @@ TEST_SUITE("mm16") {
     const Plan& p = cpu_plan();
     products_row(run(p), forward_calls(p), "CPU products",
                  "each output matches a @ b computed by the judge in float64, " + tolerance_text() +
-                     "; every shape class twice, with new values in the same tensors the second time");
+                     "; every shape class twice, with new values in the same tensors the second time; a and b left as they were");
   }
 
   TEST_CASE("noncontig.cpu") {
     const Plan& p = cpu_plan();
-    views_row(run(p), p.with_role(Role::View));
+    views_row(run(p), p, p.with_role(Role::View));
   }
 
   TEST_CASE("dtype.cpu") {
@@ -747,13 +779,13 @@ TEST_SUITE("mm16") {
     const Plan& p = cuda_plan();
     products_row(run(p), forward_calls(p), "CUDA products",
                  "each output matches a @ b computed by the judge in float64, " + tolerance_text() +
-                     "; every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K) twice");
+                     "; every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K) twice; a and b left as they were");
   }
 
   TEST_CASE("noncontig.cuda") {
     if (skip_without_cuda()) return;
     const Plan& p = cuda_plan();
-    views_row(run(p), p.with_role(Role::View));
+    views_row(run(p), p, p.with_role(Role::View));
   }
 
   TEST_CASE("device.cuda") {

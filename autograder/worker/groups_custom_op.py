@@ -60,7 +60,7 @@ def _guarded(t, at_end):
 @group("scale_add")
 def group_scale_add(request, inputs):
     op = _scale_add()
-    alpha = float(request["args"]["alpha"])
+    alphas = {name: float(a) for name, a in request["args"]["alphas"].items()}  # each call its own alpha
     calls, tensors = {}, {}
     if request["args"].get("guard"):  # contiguous inputs against guard pages, after their end and before their start
         x, y = inputs["x"], inputs["y"]
@@ -69,11 +69,12 @@ def group_scale_add(request, inputs):
     else:
         cases = (("transposed", inputs["xt"].t(), inputs["y"]), ("y_transposed", inputs["x"], inputs["yt"].t()))
     for name, x, y in cases:
-        calls[name], out = _call(op, x, y, alpha)
+        calls[name], out = _call(op, x, y, alphas[name])
         calls[name]["x_is_contiguous"] = x.is_contiguous()
         calls[name]["y_is_contiguous"] = y.is_contiguous()
         if out is not None:
             tensors[name] = out
+        tensors[name + ".x_after"], tensors[name + ".y_after"] = x.clone(), y.clone()  # as the op left them
     return {"calls": calls}, tensors
 
 

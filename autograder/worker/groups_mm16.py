@@ -49,6 +49,7 @@ class Run:
 
     def __init__(self, inputs):
         self.inputs, self.specs, self.live, self.report, self.tensors = inputs, {}, {}, {}, {}
+        self.outputs = {}  # the tensors the op returned, as the caller holds them
 
     def operand(self, spec, device):
         # a copy of the stored tensor, viewed: nothing a call does to its operands reaches the request's inputs
@@ -73,6 +74,11 @@ def probe_call(run, p):
     a, b = run.operand(p["a"], device), run.operand(p["b"], device)
     if p.get("same_tensors_as"):  # the same tensors, updated in place: an operator that caches by pointer is seen
         old_a, old_b = run.live[p["same_tensors_as"]]
+        if old_a.shape != a.shape or old_b.shape != b.shape:  # copy_ would broadcast or fail: say what happened
+            return {"raised": True, "type": "InputsChanged",
+                    "message": f"the tensors of call {p['same_tensors_as']} came back from the op with the shapes "
+                               f"{list(old_a.shape)} and {list(old_b.shape)}, not {list(a.shape)} and {list(b.shape)}: "
+                               "the op changed its inputs (an in-place op such as t_() on a handle of a or b)"}
         with torch.no_grad():
             old_a.copy_(a)
             old_b.copy_(b)
@@ -86,6 +92,10 @@ def probe_call(run, p):
     except Exception as e:  # noqa: BLE001 - an exception is data for the judge
         return dict(_outcome(error=e), **layout)
     _keep(run.tensors, p["name"], out)
+    if isinstance(out, torch.Tensor):
+        run.outputs[p["name"]] = out  # read again at the end: a later call must not change it
+    _keep(run.tensors, p["name"] + ".a_after", a)  # the operands as the op left them: it must not change them
+    _keep(run.tensors, p["name"] + ".b_after", b)
     return dict(_outcome(out), **layout)
 
 
@@ -360,5 +370,7 @@ def group_mm16(request, inputs):
         run.report[p["name"]] = answer
     for dev in {p.get("device", "cpu") for p in request["args"]["probes"]}:
         _sync(dev)  # an asynchronous error from a bad launch surfaces here, inside the report
+    for name, out in run.outputs.items():
+        _keep(run.tensors, name + ".at_end", out)
     run.report["survived"] = True
     return run.report, run.tensors

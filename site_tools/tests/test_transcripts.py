@@ -110,15 +110,65 @@ def check(chapter, lineno, exercise, lines, problems):
             current = None
 
 
+def shown_checks():
+    """{check id: ({titles}, {hints})} over every exercise: what a FAIL section may say of that check."""
+    out = {}
+    for ex in sorted(os.listdir(os.path.join(COURSE_ROOT, "exercises"))):
+        if not os.path.isfile(os.path.join(COURSE_ROOT, "exercises", ex, "exercise.json")):
+            continue
+        for c in course_metadata.load(ex, COURSE_ROOT)["checks"]:
+            titles, hints = out.setdefault(c["id"], (set(), set()))
+            titles.add(c["title"].strip())
+            hints.add(c["hint"].strip())
+    return out
+
+
+FAIL_SECTIONS = [0]
+
+
+def check_fail_sections(chapter, text, known, problems):
+    """Every "FAIL id: title" a grader-output block shows, transcripts and excerpts alike, names a check by its
+    current title, and the hint under it is that check's: an excerpt pasted once goes stale as silently as a table."""
+    lines = text.splitlines()
+    inside, current = False, None
+    for i, line in enumerate(lines, 1):
+        if line.startswith('<div class="grader-output"'):
+            inside = True
+        elif line.startswith("</div>"):
+            inside, current = False, None
+        if not inside:
+            continue
+        where = f"{os.path.relpath(chapter, COURSE_ROOT)}:{i}"
+        m = re.match(r"^FAIL (\S+): (.*)$", line)
+        if m:
+            FAIL_SECTIONS[0] += 1
+            current = m.group(1)
+            if current not in known:
+                problems.append(f"{where}: FAIL {current}: no exercise has that check")
+                current = None
+            elif m.group(2).strip() not in known[current][0]:
+                problems.append(f"{where}: FAIL {current} shows the title {m.group(2).strip()!r}; the check's title is "
+                                f"{sorted(known[current][0])[0]!r} (site_tools/refresh_transcripts.py rewrites a block "
+                                "under a planted-output marker)")
+            continue
+        h = HINT.match(line)
+        if h and current:
+            if h.group(1).strip() not in known[current][1]:
+                problems.append(f"{where}: the hint under FAIL {current} is not the check's current hint")
+            current = None
+
+
 def main():
     problems = []
     seen = []
+    known = shown_checks()
     for chapter in chapter_files():
         with open(chapter) as f:
             text = f.read()
         for lineno, exercise, lines in transcripts(text):
             seen.append(exercise)
             check(chapter, lineno, exercise, lines, problems)
+        check_fail_sections(chapter, text, known, problems)
     exercises = sorted(d for d in os.listdir(os.path.join(COURSE_ROOT, "exercises"))
                        if os.path.isfile(os.path.join(COURSE_ROOT, "exercises", d, "exercise.json")))
     missing = sorted(set(exercises) - set(seen))
@@ -127,7 +177,8 @@ def main():
     for p in problems:
         print("FAIL:", p)
     print(f"site/transcripts: {len(seen)} transcripts checked against exercise.json and the stubs' planted cases, "
-          f"{HINTS_COMPARED[0]} hints compared, {len(problems)} problem(s)")
+          f"{HINTS_COMPARED[0]} hints compared, {FAIL_SECTIONS[0]} FAIL sections against their checks, "
+          f"{len(problems)} problem(s)")
     return 1 if problems else 0
 
 
