@@ -1,4 +1,4 @@
-"""Chapter 8: profiles a fixed workload of the course's operator, then asks the student's profile_rows.py about it.
+"""Chapter 8: profiles a workload of the course's operator (how many calls of each kind, the judge draws per grade), then asks the student's profile_rows.py about it.
 
 The workload calls course::mm16 directly (once with a transposed input: on CUDA its .contiguous() launches a copy
 kernel inside the op) and through course::mm16_scaled, a Python custom op defined here whose name starts with the
@@ -25,9 +25,13 @@ def _define_scaled():
         return a.new_empty(a.shape[0], b.shape[1], dtype=torch.float32)
 
 
-def profile_workload(device, seed=0):
-    """The fixed workload, profiled (CPU activity, and CUDA on a GPU): what the judge grades, and what chapter 8's
-    GPU figures are regenerated from (tools/gpu/chapter_figures.py)."""
+DEFAULT_CALLS = {"direct": 2, "transposed": 1, "scaled": 2}  # chapter 8's workload; a grade draws its own
+
+
+def profile_workload(device, seed=0, calls=None):
+    """The workload, profiled (CPU activity, and CUDA on a GPU): what the judge grades (with the numbers of calls it
+    drew, `calls`), and what chapter 8's GPU figures are regenerated from (tools/gpu/chapter_figures.py)."""
+    calls = calls or DEFAULT_CALLS
     from torch.profiler import ProfilerActivity, profile
 
     _define_scaled()
@@ -42,10 +46,11 @@ def profile_workload(device, seed=0):
     if device == "cuda":
         torch.cuda.synchronize()
     with profile(activities=activities) as prof:
-        for _ in range(2):
+        for _ in range(int(calls["direct"])):
             mm16(a, b)
-        mm16(a_t, b)
-        for _ in range(2):
+        for _ in range(int(calls["transposed"])):
+            mm16(a_t, b)
+        for _ in range(int(calls["scaled"])):
             scaled(a, b, 2.0)
         if device == "cuda":
             torch.cuda.synchronize()
@@ -54,7 +59,8 @@ def profile_workload(device, seed=0):
 
 @group("profile")
 def group_profile(request, inputs):
-    prof = profile_workload(request["args"]["device"], request["args"].get("seed", 0))
+    args = request["args"]
+    prof = profile_workload(args["device"], args.get("seed", 0), args.get("calls"))
     trace = os.path.join(request["out_dir"], "trace.json")
     prof.export_chrome_trace(trace)
     announce_evidence(request, trace)  # before the student's module is imported: it cannot rewrite the trace unseen
