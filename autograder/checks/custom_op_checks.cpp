@@ -21,7 +21,7 @@ constexpr int64_t kRows = 7, kCols = 13;  // non-square, so a transposed input c
 // 1, so a missing alpha must show.
 double alpha(int i) {
   static const std::vector<double> order = [] {
-    std::mt19937_64 rng(Session::get().cfg.seed * 1000003u + 5);
+    auto rng = rng_for("scale_add alphas");
     std::vector<double> out;
     for (auto pair : {std::pair<double, double>{-1.5, 3.25}, {0.75, -0.625}}) {
       if (rng() % 2) std::swap(pair.first, pair.second);
@@ -110,6 +110,10 @@ void check_results(std::initializer_list<Call> list, bool guard) {
   const GroupResult& g = Session::get().require("scale_add", alpha_args(guard), inputs());
   const json calls = g.report.value("calls", json::object());
   std::string right, wrong, seen, alphas;
+  auto returned = [&](const std::string& name) {
+    auto found = g.tensors.find(name);
+    return found == g.tensors.end() ? nullptr : &found->second;
+  };
   for (const Call& k : list) {
     char a[32];
     std::snprintf(a, sizeof a, "%g", alpha(k.alpha_index));
@@ -120,10 +124,6 @@ void check_results(std::initializer_list<Call> list, bool guard) {
       seen += std::string("\n  ") + k.what + ": " + c.value("type", "") + ": " + c.value("message", "");
       continue;
     }
-    auto returned = [&](const std::string& name) {
-      auto found = g.tensors.find(name);
-      return found == g.tensors.end() ? nullptr : &found->second;
-    };
     Comparison cmp = compare(returned(k.call), reference(k.x_at, alpha(k.alpha_index), 0, k.y_at), kTol);
     if (cmp.ok) right += std::string(right.empty() ? "" : "; ") + k.what + ": " + cmp.detail;
     else {
@@ -139,7 +139,9 @@ void check_results(std::initializer_list<Call> list, bool guard) {
     }
   }
   if (wrong.empty()) return pass(right + " (alpha * x + y, alpha = " + alphas + ", against the float64 reference)");
-  fail("course::scale_add: " + wrong, "alpha * x + y with alpha = " + alphas + ", in a new float32 tensor of x's shape; x and y left as they were", seen.find('\n', 1) == std::string::npos ? seen.substr(3) : seen);
+  fail("course::scale_add: " + wrong,
+       "alpha * x + y with alpha = " + alphas + ", in a new float32 tensor of x's shape; x and y left as they were",
+       seen.find('\n', 1) == std::string::npos ? seen.substr(3) : seen);
 }
 
 std::string explain_summary(const json& e) {

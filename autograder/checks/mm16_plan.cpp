@@ -10,14 +10,6 @@ namespace {
 
 bool has_check(const std::string& id) { return Session::get().exercise.find_check(id) != nullptr; }
 
-// A random stream per purpose, from the grade's seed: FNV-1a of the tag, so the same seed draws the same inputs on
-// every machine (std::hash may differ between standard libraries).
-std::mt19937_64 rng_for(const std::string& tag) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : tag) h = (h ^ c) * 1099511628211ull;
-  return std::mt19937_64(Session::get().cfg.seed ^ h);
-}
-
 int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 int64_t pick_not16(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   int64_t x;

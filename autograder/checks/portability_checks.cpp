@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 
-#include <random>
 #include <regex>
 #include <sstream>
 #include <set>
@@ -27,7 +26,7 @@ constexpr const char* kDrawn = "drawn";  // the listing the judge writes per gra
 const std::vector<std::string>& arch_lists() {
   static const std::vector<std::string> lists = [] {
     std::vector<std::string> out = kArchLists;
-    std::mt19937_64 rng(Session::get().cfg.seed * 1000003u + 9);
+    auto rng = rng_for("gencode arch lists");
     const char* kinds[] = {"", "-real", "-virtual"};
     for (std::size_t n : {2u, 3u}) {
       std::vector<int> archs{70, 72, 75, 80, 86, 87, 89, 90, 100, 120};
@@ -104,7 +103,7 @@ void read_targets_run(TargetsRun& run) {
   // One listing more, written by the judge in cuobjdump's format from numbers the seed draws: a three-digit SM as
   // machine code and PTX, sm_90a machine code (a feature suffix), and two two-digit SMs of either kind, in a drawn
   // order. embedded_targets must read the lines, not recognise the course's five libraries or assume two digits.
-  std::mt19937_64 rng(s.cfg.seed * 1000003u + 11);
+  auto rng = rng_for("cuobjdump listing");
   const int three[] = {100, 101, 103, 120};
   std::vector<int> two{50, 52, 60, 61, 70, 72, 75, 80, 86, 87, 89};
   std::shuffle(two.begin(), two.end(), rng);

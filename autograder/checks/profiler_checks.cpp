@@ -5,8 +5,6 @@
 // kernels are the GPU kernel events whose correlation id matches a CUDA launch made inside one of its calls.
 #include <doctest/doctest.h>
 
-#include <random>
-
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -65,10 +63,12 @@ void read_profile_run(const std::string& device, ProfileRun& run) {
                  "cannot be graded here");
   // How many calls of each kind the workload makes, drawn per grade: counts learnt from one grade (or from chapter 8)
   // are wrong in the next. mm16_scaled runs 3 or 4 times, never the chapter's 2.
-  std::mt19937_64 rng(s.cfg.seed * 1000003u + 13);
-  const json drawn_calls = {{"direct", 1 + static_cast<int>(rng() % 3)}, {"transposed", 1 + static_cast<int>(rng() % 2)},
-                      {"scaled", 3 + static_cast<int>(rng() % 2)}};
-  run.group = &s.require("profile", {{"device", device}, {"library", op}, {"seed", s.cfg.seed % 100000}, {"calls", drawn_calls},
+  auto rng = rng_for("profile workload");
+  const json drawn_calls = {{"direct", 1 + static_cast<int>(rng() % 3)},
+                            {"transposed", 1 + static_cast<int>(rng() % 2)},
+                            {"scaled", 3 + static_cast<int>(rng() % 2)}};
+  run.group = &s.require("profile", {{"device", device}, {"library", op}, {"seed", s.cfg.seed % 100000},
+                                     {"calls", drawn_calls},
                                      {"judge_gpu", device == "cuda"},
                                      {"ops", std::vector<std::string>(std::begin(kOps), std::end(kOps))}});
   json trace;

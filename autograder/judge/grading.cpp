@@ -193,6 +193,12 @@ GpuTurn::GpuTurn() {
   if (path != "off") lock_.emplace(path, 0666);
 }
 
+std::mt19937_64 rng_for(const std::string& tag) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : tag) h = (h ^ c) * 1099511628211ull;
+  return std::mt19937_64(Session::get().cfg.seed ^ h);
+}
+
 Session& Session::get() {
   static Session s;
   return s;

@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -214,5 +215,10 @@ inline constexpr const char* kNeedsCuda = "needs a CUDA device";
 inline constexpr const char* kNeedsToolkit = "needs the CUDA toolkit";
 // The rows of checks that need the toolkit, SKIPPED with the reason, when the course has none: the checks never run.
 void skip_without_toolkit(Session& s);
+
+// The judge's one source of drawn inputs: a random stream per purpose (`tag`), from the grade's seed, so one seed
+// reproduces a grade exactly and two purposes never share draws. FNV-1a of the tag: the same on every machine
+// (std::hash may differ between standard libraries).
+std::mt19937_64 rng_for(const std::string& tag);
 
 }  // namespace judge

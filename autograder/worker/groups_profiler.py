@@ -1,4 +1,5 @@
-"""Chapter 8: profiles a workload of the course's operator (how many calls of each kind, the judge draws per grade), then asks the student's profile_rows.py about it.
+"""Chapter 8: profiles a workload of the course's operator (how many calls of each kind, the judge draws per grade),
+then asks the student's profile_rows.py about it.
 
 The workload calls course::mm16 directly (once with a transposed input: on CUDA its .contiguous() launches a copy
 kernel inside the op) and through course::mm16_scaled, a Python custom op defined here whose name starts with the
