@@ -741,6 +741,24 @@ TEST_SUITE("mm16") {
       Comparison cmp = compare(tensor(g, key + ".grad_" + only), only == "a" ? ea : eb, kGradTol);
       if (!cmp.ok) problems.push_back(where + ": grad_" + only + ": " + cmp.detail);
     }
+    // a and b changed in place after the forward: the version counter's refusal, or the forward's values' gradients
+    const std::string changed_key = "grad.changed_in_place.ag.nonsquare";
+    const std::string changed = c.text() + ", a and b changed in place (+1) between the forward and the backward";
+    bool refused = false;
+    if (json r = answer(g, changed_key, "grad", &why); r.is_null()) {
+      problems.push_back(changed + ": " + why);
+    } else if (r["raised"] == true) {
+      refused = r.value("message", std::string()).find("modified by an inplace operation") != std::string::npos;
+      if (!refused) problems.push_back(changed + ": backward " + raised_text(r));
+    } else {
+      for (std::string of : {"a", "b"}) {
+        Comparison cmp = compare(tensor(g, changed_key + ".grad_" + of), of == "a" ? ea : eb, kGradTol);
+        if (!cmp.ok)
+          problems.push_back(changed + ": grad_" + of + " (expected the gradient at the values the forward saw): " +
+                             cmp.detail + "; the backward read the changed values: keep a and b with "
+                             "ctx->save_for_backward, whose version counter refuses a changed input");
+      }
+    }
     // float16 inputs: a float32 upstream gradient, float16 gradients
     const Call& h = p.call("ag.f16");
     auto [ha, hb] = exact_gradients(p, h);
@@ -765,9 +783,11 @@ TEST_SUITE("mm16") {
       if (!cb.ok) problems.push_back(where + ": grad_b: " + cb.detail);
     }
     if (problems.empty())
-      return pass("only a, then only b requiring grad (" + c.text() + "): the gradient asked for is right; float16 "
-                  "inputs (" + h.text() + "): float16 gradients, right values");
-    fail("the backward is wrong when one input requires grad, or for float16 inputs",
+      return pass("only a, then only b requiring grad (" + c.text() + "): the gradient asked for is right; a and b "
+                  "changed in place after the forward: " + (refused ? "the backward refused (version counter)" :
+                  "the gradients of the forward's values") + "; float16 inputs (" + h.text() +
+                  "): float16 gradients, right values");
+    fail("the backward is wrong when one input requires grad, for float16 inputs, or after an input changed in place",
          "the gradient of each input that requires grad, in that input's dtype: grad_a = g @ b^T, grad_b = a^T @ g, "
          "g float32 for float16 inputs",
          lines(problems));

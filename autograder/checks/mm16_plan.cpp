@@ -175,6 +175,10 @@ void add_autograd(Plan& p, std::mt19937_64& rng) {
     for (const char* only : {"a", "b"})
       p.probe({{"kind", "grad"}, {"name", std::string("grad.only_") + only + ".ag.nonsquare"}, {"of", "ag.nonsquare"},
                {"g", "ag.nonsquare.g"}, {"requires", only}});
+    // a and b changed in place between the forward and the backward: refused by the version counter of the tensors
+    // saved with save_for_backward, or gradients of the values the forward saw; never of the changed ones
+    p.probe({{"kind", "grad"}, {"name", "grad.changed_in_place.ag.nonsquare"}, {"of", "ag.nonsquare"},
+             {"g", "ag.nonsquare.g"}, {"changed_in_place", true}});
     // float16 inputs: the output, so the upstream gradient, is float32; each input's gradient is float16
     const Call& h = p.add(single("ag.f16", "non-square, float16", 5, 6, 3, "F16", "cpu", Role::Backward, rng));
     Matrix g = random_matrix(h.M(), h.N(), rng);

@@ -166,7 +166,13 @@ def probe_grad(run, p):
     try:
         ar = a.detach().clone().requires_grad_("a" in requires)
         br = b.detach().clone().requires_grad_("b" in requires)
-        out = _op()(ar, br)
+        if p.get("changed_in_place"):  # non-leaf copies, so that they may change in place after the forward
+            ca, cb = ar.clone(), br.clone()
+            out = _op()(ca, cb)
+            ca.add_(1)
+            cb.add_(1)
+        else:
+            out = _op()(ar, br)
         wrt = [t for t in (ar, br) if t.requires_grad]
         grads = iter(torch.autograd.grad(out, wrt, g, allow_unused=True))
         ga = next(grads) if ar.requires_grad else None
