@@ -1,5 +1,5 @@
 // Chapters 3-6: course::mm16 on the CPU and on CUDA, its Meta kernel and its backward. The judge chooses every
-// input from the grade's seed (mm16_plan.cpp: ten shape classes, each called twice with new values, views, three
+// input from the grade's seed (mm16_plan.cpp: twelve shape classes, each called twice with new values, views, three
 // dtypes), the worker runs the submission on them and returns raw data, and every verdict is computed here: values
 // against the judge's own float64 product through the one comparator (judge/compare.hpp), gradients against finite
 // differences of forward values the worker returned, fake metadata against the real outputs, error behaviour from
@@ -799,7 +799,8 @@ TEST_SUITE("mm16") {
     const Plan& p = cuda_plan();
     products_row(run(p), forward_calls(p), "CUDA products",
                  "each output matches a @ b computed by the judge in float64, " + tolerance_text() +
-                     "; every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K) twice; a and b left as they were");
+                     "; every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K, K = 0, M = 0) twice; a and b "
+                     "left as they were");
   }
 
   TEST_CASE("noncontig.cuda") {

@@ -32,7 +32,8 @@ struct ShapeClass {
   int64_t M, K, N;
 };
 
-// Square and not, multiples of 16 and not, tiny, tall and wide, and a K long enough to test accumulation.
+// Square and not, multiples of 16 and not, tiny, tall and wide, a K long enough to test accumulation, and empty
+// operands (torch.mm's answer: zeros for K = 0, an empty output for M = 0; a grid of no blocks cannot be launched).
 std::vector<ShapeClass> draw_shapes(std::mt19937_64& rng) {
   std::vector<ShapeClass> s;
   int64_t m = pick_not16(rng, 17, 70), k = pick_not16(rng, 17, 70), n;
@@ -55,6 +56,9 @@ std::vector<ShapeClass> draw_shapes(std::mt19937_64& rng) {
   s.push_back({"tall", pick(rng, 300, 520), pick(rng, 8, 24), pick_not16(rng, 3, 20)});
   s.push_back({"wide", pick_not16(rng, 3, 20), pick(rng, 8, 24), pick(rng, 300, 520)});
   s.push_back({"long K", pick_not16(rng, 5, 20), pick(rng, 1024, 2048), pick(rng, 5, 20)});
+  // drawn last, so the classes above keep their sizes for a given seed
+  s.push_back({"K = 0 (an empty sum)", pick_not16(rng, 2, 20), 0, pick_not16(rng, 2, 20)});
+  s.push_back({"M = 0 (an empty output)", 0, pick_not16(rng, 2, 20), pick_not16(rng, 2, 20)});
   return s;
 }
 
@@ -312,7 +316,7 @@ Plan build_contract(const std::string& device) {
   return p;
 }
 
-Plan build_memcheck() {  // every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K) and every view kind
+Plan build_memcheck() {  // every shape class (edge tiles, 1 x 1, K = 1, tall, wide, long K, empty) and every view kind
   Plan p;
   p.gpu = true;
   auto rng = rng_for("mm16 memcheck");

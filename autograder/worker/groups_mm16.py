@@ -90,12 +90,21 @@ def probe_call(run, p):
         out = op(a, b)
         _sync(device)
     except Exception as e:  # noqa: BLE001 - an exception is data for the judge
-        return dict(_outcome(error=e), **layout)
+        out, error = None, e
+    else:
+        error = None
+    # the operands as the op left them, also when it raised: it must not change them
+    try:
+        _keep(run.tensors, p["name"] + ".a_after", a)
+        _keep(run.tensors, p["name"] + ".b_after", b)
+    except Exception:  # noqa: BLE001 - a device left unusable by the call: the missing tensors are the evidence
+        if error is None:
+            raise
+    if error is not None:
+        return dict(_outcome(error=error), **layout)
     _keep(run.tensors, p["name"], out)
     if isinstance(out, torch.Tensor):
         run.outputs[p["name"]] = out  # read again at the end: a later call must not change it
-    _keep(run.tensors, p["name"] + ".a_after", a)  # the operands as the op left them: it must not change them
-    _keep(run.tensors, p["name"] + ".b_after", b)
     return dict(_outcome(out), **layout)
 
 
