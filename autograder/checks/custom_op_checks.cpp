@@ -33,8 +33,8 @@ double alpha(int i) {
   return order[static_cast<std::size_t>(i) % order.size()];
 }
 
-Tensor random_tensor(int64_t rows, int64_t cols, uint64_t salt) {
-  std::mt19937_64 rng(Session::get().cfg.seed * 1000003u + salt);
+Tensor random_tensor(int64_t rows, int64_t cols, const std::string& name) {
+  auto rng = rng_for("scale_add input " + name);
   std::uniform_real_distribution<float> dist(-2.f, 2.f);
   Tensor t{"F32", {rows, cols}, {}};
   for (int64_t i = 0; i < rows * cols; ++i) t.values.push_back(dist(rng));
@@ -43,8 +43,8 @@ Tensor random_tensor(int64_t rows, int64_t cols, uint64_t salt) {
 
 const std::map<std::string, Tensor>& inputs() {
   static std::map<std::string, Tensor> in = {
-      {"x", random_tensor(kRows, kCols, 1)}, {"y", random_tensor(kRows, kCols, 2)}, {"xt", random_tensor(kCols, kRows, 3)},
-      {"yt", random_tensor(kCols, kRows, 4)}};
+      {"x", random_tensor(kRows, kCols, "x")}, {"y", random_tensor(kRows, kCols, "y")},
+      {"xt", random_tensor(kCols, kRows, "xt")}, {"yt", random_tensor(kCols, kRows, "yt")}};
   return in;
 }
 

@@ -172,7 +172,7 @@ class Grade {
     }
     // Fisher-Yates with the 64-bit Mersenne Twister, whose output the standard fixes: the seed the judge prints
     // reproduces the order on any machine with the same operators.
-    std::mt19937_64 rng(s.cfg.seed ^ 0x07c4a77e57ULL);
+    auto rng = rng_for("harness run order");
     for (std::size_t i = targets.size() - 1; i > 0; --i) std::swap(targets[i], targets[rng() % (i + 1)]);
     Sandbox::get().empty_keyrings();  // the uid may have been another grade's (it is derived from a pid)
     for (auto& t : targets) runs_[t.run] = run_one(t);
