@@ -494,6 +494,53 @@ TEST_SUITE("mm16") {
     fail("the output dtype is wrong: " + problems, "float16 -> float32, float32 -> float32, float64 -> float64", seen);
   }
 
+  TEST_CASE("threads.cpu") {
+    const Plan& p = threads_plan();
+    const GroupResult& g = run(p);
+    if (!answered(g)) return;
+    std::vector<std::string> alone_problems, problems;
+    std::string shapes, why;
+    std::vector<const Tensor*> once(4, nullptr);
+    for (std::size_t t = 0; t < 4; ++t) {  // each call alone first: the outputs the threads' must equal
+      const Call& c = p.call("threads.f16." + std::to_string(t));
+      shapes += (shapes.empty() ? "" : ", ") + c.text();
+      json alone = answer(g, c.name, "call", &why);
+      if (alone.is_null()) alone_problems.push_back(c.text() + " alone: " + why);
+      else if (alone["raised"] == true) alone_problems.push_back(c.text() + " alone: " + raised_text(alone));
+      else if (!(once[t] = tensor(g, c.name))) alone_problems.push_back(c.text() + " alone: no output came back");
+    }
+    if (!alone_problems.empty())
+      return fail("the op did not give a product when called alone, so its calls from threads could not be compared "
+                  "(see forward.cpu)",
+                  "each of the four products alone, then from four threads at once", lines(alone_problems));
+    json r = answer(g, "threads", "threads", &why);
+    if (r.is_null()) problems.push_back("the threads' calls: " + why);
+    else if (r["raised"] == true) problems.push_back("a call from a thread " + raised_text(r));
+    for (std::size_t t = 0; t < 4 && !r.is_null(); ++t) {
+      // a deterministic operator gives the same bits from any thread: compared exactly with its own call alone
+      const Expected same{once[t]->shape, once[t]->values, once[t]->dtype, ""};
+      int wrong = 0;
+      std::string first;
+      for (int round = 0; round < kThreadRounds; ++round) {
+        Comparison cmp = compare(tensor(g, "threads." + std::to_string(t) + "." + std::to_string(round)), same,
+                                 Tolerance{0, 0});
+        if (cmp.ok) continue;
+        if (wrong++ == 0) first = "round " + std::to_string(round + 1) + ": " + cmp.detail;
+      }
+      if (wrong)
+        problems.push_back(p.call("threads.f16." + std::to_string(t)).text() + " in thread " + std::to_string(t + 1) +
+                           ": " + std::to_string(wrong) + " of " + std::to_string(kThreadRounds) +
+                           " calls differ from the same call alone; first, " + first);
+    }
+    if (problems.empty())
+      return pass("four threads at once, " + std::to_string(kThreadRounds) + " calls each (" + shapes +
+                  "): every output equals the same call made alone");
+    fail("calls from several threads at once give other results than one at a time",
+         "each thread's outputs equal the same call made alone (four threads, " + std::to_string(kThreadRounds) +
+             " calls each, started together)",
+         lines(problems));
+  }
+
   TEST_CASE("cuda.registered") {
     const GroupResult& g = Session::get().require("inspect");
     for (auto& op : g.report.value("ops", json::array())) {

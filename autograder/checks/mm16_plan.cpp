@@ -342,6 +342,23 @@ Plan build_racecheck() {  // the shared-memory staging, with edge tiles and with
   return p;
 }
 
+// Four products of four shapes (so four output sizes), each first called alone, then by one thread each, all four
+// threads started together and calling twelve times: an operator that keeps state between calls (a static scratch
+// buffer) gives another thread's partial sums, or ends the process. A worker process of its own, so such an end costs
+// this row only. Sizes large enough (millions of multiply-adds) that calls overlap even on a busy machine.
+Plan build_threads() {
+  Plan p;
+  auto rng = rng_for("mm16 threads");
+  json of = json::array();
+  for (int t = 0; t < 4; ++t) {
+    const int64_t M = pick(rng, 40, 90), K = pick(rng, 300, 500), N = pick(rng, 40, 90);
+    of.push_back(p.add(single("threads.f16." + std::to_string(t), "thread " + std::to_string(t), M, K, N, "F16", "cpu",
+                              Role::Forward, rng)).name);
+  }
+  p.probe({{"kind", "threads"}, {"name", "threads"}, {"of", of}, {"rounds", kThreadRounds}});
+  return p;
+}
+
 // --- mm16_protocol.json: what each probe's answer may hold ---------------------------------------------------------
 const json& protocol() {
   static json p = read_json_bounded(Session::get().cfg.course_root / "autograder" / "worker" / "mm16_protocol.json");
@@ -467,6 +484,10 @@ const Plan& ptx_plan() {
 
 const Plan& memcheck_plan() {
   static Plan p = build_memcheck();
+  return p;
+}
+const Plan& threads_plan() {
+  static Plan p = build_threads();
   return p;
 }
 const Plan& racecheck_plan() {

@@ -66,6 +66,8 @@ const Plan& capture_plan();   // one eager call and one CUDA-graph capture per s
 const Plan& ptx_plan();       // one product of every shape class, for the PTX-only build
 const Plan& memcheck_plan();  // one product of every shape class and of every view kind, under compute-sanitizer
 const Plan& racecheck_plan(); // two products (edge tiles, full tiles), under compute-sanitizer's racecheck
+const Plan& threads_plan();   // four products, then the same from four threads at once (kThreadRounds calls each)
+constexpr int kThreadRounds = 12;
 const Plan& contract_plan(const std::string& device);  // invalid calls (and one valid one) on tensors of ones
 
 // The worker run of a plan (variant "ptx": the PTX-only build).

@@ -9,6 +9,7 @@ invalid call that ends the process, costs only the rows that needed that run.
 """
 import json
 import os
+import threading
 
 import torch
 
@@ -106,6 +107,31 @@ def probe_call(run, p):
     if isinstance(out, torch.Tensor):
         run.outputs[p["name"]] = out  # read again at the end: a later call must not change it
     return dict(_outcome(out), **layout)
+
+
+def probe_threads(run, p):
+    op, names, rounds = _op(), p["of"], p["rounds"]
+    # every operand made before the start: the threads then only call the op, so their calls overlap
+    operands = [[run.operands_of(n) for _ in range(rounds)] for n in names]
+    outputs, errors = {}, []
+    start = threading.Barrier(len(names))
+
+    def work(t):
+        try:
+            start.wait(timeout=60)
+            for r, (a, b) in enumerate(operands[t]):
+                outputs[(t, r)] = op(a, b)
+        except Exception as e:  # noqa: BLE001 - an exception is data for the judge
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(len(names))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for (t, r), out in outputs.items():
+        _keep(run.tensors, f"{p['name']}.{t}.{r}", out)
+    return dict(_outcome(error=errors[0]) if errors else {"raised": False}, calls=len(outputs))
 
 
 def probe_invalid(run, p):
