@@ -500,9 +500,9 @@ TEST_SUITE("mm16") {
     if (!answered(g)) return;
     std::vector<std::string> alone_problems, problems;
     std::string shapes, why;
-    std::vector<const Tensor*> once(4, nullptr);
-    for (std::size_t t = 0; t < 4; ++t) {  // each call alone first: the outputs the threads' must equal
-      const Call& c = p.call("threads.f16." + std::to_string(t));
+    std::vector<const Tensor*> once(p.calls.size(), nullptr);  // thread t repeats the plan's call t
+    for (std::size_t t = 0; t < p.calls.size(); ++t) {  // each call alone first: the outputs the threads' must equal
+      const Call& c = p.calls[t];
       shapes += (shapes.empty() ? "" : ", ") + c.text();
       json alone = answer(g, c.name, "call", &why);
       if (alone.is_null()) alone_problems.push_back(c.text() + " alone: " + why);
@@ -516,7 +516,7 @@ TEST_SUITE("mm16") {
     json r = answer(g, "threads", "threads", &why);
     if (r.is_null()) problems.push_back("the threads' calls: " + why);
     else if (r["raised"] == true) problems.push_back("a call from a thread " + raised_text(r));
-    for (std::size_t t = 0; t < 4 && !r.is_null(); ++t) {
+    for (std::size_t t = 0; t < p.calls.size() && !r.is_null(); ++t) {
       // a deterministic operator gives the same bits from any thread: compared exactly with its own call alone
       const Expected same{once[t]->shape, once[t]->values, once[t]->dtype, ""};
       int wrong = 0;
@@ -528,7 +528,7 @@ TEST_SUITE("mm16") {
         if (wrong++ == 0) first = "round " + std::to_string(round + 1) + ": " + cmp.detail;
       }
       if (wrong)
-        problems.push_back(p.call("threads.f16." + std::to_string(t)).text() + " in thread " + std::to_string(t + 1) +
+        problems.push_back(p.calls[t].text() + " in thread " + std::to_string(t + 1) +
                            ": " + std::to_string(wrong) + " of " + std::to_string(kThreadRounds) +
                            " calls differ from the same call alone; first, " + first);
     }

@@ -349,7 +349,7 @@ Plan build_racecheck() {  // the shared-memory staging, with edge tiles and with
 Plan build_threads() {
   Plan p;
   auto rng = rng_for("mm16 threads");
-  json of = json::array();
+  json of = json::array();  // thread t repeats call t: the plan holds these calls and no other
   for (int t = 0; t < 4; ++t) {
     const int64_t M = pick(rng, 40, 90), K = pick(rng, 300, 500), N = pick(rng, 40, 90);
     of.push_back(p.add(single("threads.f16." + std::to_string(t), "thread " + std::to_string(t), M, K, N, "F16", "cpu",

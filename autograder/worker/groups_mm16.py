@@ -87,13 +87,12 @@ def probe_call(run, p):
     run.specs[p["name"]] = (p["a"], p["b"], device)
     run.live[p["name"]] = (a, b)
     layout = {"operand_strides": [*a.stride(), *b.stride()], "operand_offsets": [a.storage_offset(), b.storage_offset()]}
+    out, error = None, None
     try:
         out = op(a, b)
         _sync(device)
     except Exception as e:  # noqa: BLE001 - an exception is data for the judge
         out, error = None, e
-    else:
-        error = None
     # the operands as the op left them, also when it raised: it must not change them
     try:
         _keep(run.tensors, p["name"] + ".a_after", a)
