@@ -3,8 +3,9 @@
 # runs the README's main command and the test suite, then the suite again with the GPU hidden.
 #
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
-#                                                 gpu-cases-no-gpu, cuda-cases, late-cases, harness-5x, hang, probes,
-#                                                 neighbours, mutants, cases, chapter-figures
+#                                                 gpu-cases-no-gpu, cuda-cases, late-cases (= late-07 late-08-09),
+#                                                 harness-5x, hang, probes, neighbours, mutants, cases,
+#                                                 chapter-figures
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -17,6 +18,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 logs=${1:?usage: run_on_gpu.sh LOG_DIR [main] [test] [test-no-gpu]}
 shift
 steps=${*:-main test test-no-gpu}
+steps=$(echo " $steps " | sed 's/ late-cases / late-07 late-08-09 /g')  # late-cases: both parts
 mkdir -p "$logs"
 cd "$root"
 # The image's default g++ wrapper builds extensions that segfault when a TORCH_CHECK message formats a value.
@@ -56,8 +58,14 @@ for s in $steps; do
       step gpu-cases ./course test -R 'planted/0[1-9]_[a-z_]*/reference$|planted/0[4-6]_|planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
     cuda-cases)  # the references and stubs of 03-06 and every planted case of 04 (the ones whose verdicts need a GPU)
       step cuda-cases ./course test -R 'planted/0[3-6]_[a-z_]*/(reference|stub)$|planted/04_cuda/' ;;
-    late-cases)  # 07-09's planted cases and the CUDA targets test
-      step late-cases ./course test -R 'planted/0[7-9]_[a-z_]*/|build/cuda_targets' ;;
+    late-07)  # 07's planted cases (late-cases = late-07 late-08-09: each fits one call, both do not). A 07 grade makes
+      # ~13 harness runs one after another, each taking the GPU turn: with the turns on, the 20 grades would queue for
+      # the GPU (two grades at once took 5 min 52 s, evidence/gpu/2026-12-06-empty-grid-harness-1-2). The turns are off
+      # here (COURSE_LATE_GPU_LOCK=on keeps them): the planted harnesses hold no GPU memory, and a neighbour's kernels
+      # only add noise to the stream race that catches.default_stream relies on.
+      COURSE_GPU_LOCK=${COURSE_LATE_GPU_LOCK:-off} step late-07 ./course test -R 'planted/07_testing/' ;;
+    late-08-09)  # 08's and 09's planted cases (the GPU turns on: 08 times the profiler) and the CUDA targets test
+      step late-08-09 ./course test -R 'planted/0[89]_[a-z_]*/|build/cuda_targets' ;;
     harness-5x)  # chapter 7's reference harness graded five times (new seed, new order each time): catches all, every time.
       # The grades run at once, but their GPU runs take turns (one lock per machine): five need more than one call's
       # 10 minutes, so COURSE_HARNESS_RUNS='1 2' then '3 4 5' splits them over two calls. Each keeps its results
