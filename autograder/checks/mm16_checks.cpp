@@ -279,8 +279,8 @@ FiniteDiff finite_differences(const GroupResult& g, const Plan& plan, const Call
 }
 
 // The exact gradients for the upstream gradient g: g @ b^T and a^T @ g, computed by the judge in float64.
-std::pair<Expected, Expected> exact_gradients(const Plan& plan, const Call& c) {
-  const Tensor& G = plan.inputs.at(c.name + ".g");
+std::pair<Expected, Expected> exact_gradients(const Plan& plan, const Call& c, const std::string& g_input = "") {
+  const Tensor& G = plan.inputs.at(g_input.empty() ? c.name + ".g" : g_input);
   Matrix g{c.M(), c.N(), G.values};
   Matrix ga = product(g, transpose(c.b)), gb = product(transpose(c.a), g);
   return {Expected{{ga.rows, ga.cols}, ga.v, "", ""}, Expected{{gb.rows, gb.cols}, gb.v, "", ""}};
@@ -806,6 +806,23 @@ TEST_SUITE("mm16") {
                              "ctx->save_for_backward, whose version counter refuses a changed input");
       }
     }
+    // the upstream gradient as a view: its values are right only if the backward reads g through its strides
+    const struct {
+      const char* key;
+      const char* g;
+      const char* text;
+    } layouts[] = {{"g_transposed", "ag.nonsquare.g", "g a transposed view (as from (out.t() * w).sum())"},
+                   {"g_expanded", "ag.nonsquare.g_ones", "g one value expanded, strides 0 (as from out.sum())"}};
+    for (auto& l : layouts) {
+      auto [la, lb] = exact_gradients(p, c, l.g);
+      const std::string key = std::string("grad.") + l.key + ".ag.nonsquare", where = c.text() + ", " + l.text;
+      json r = answer(g, key, "grad", &why);
+      if (r.is_null()) problems.push_back(where + ": " + why);
+      else if (r["raised"] == true) problems.push_back(where + ": backward " + raised_text(r));
+      else if (std::string bad = grads_problem(g, key, la, lb); !bad.empty())
+        problems.push_back(where + ": " + bad + "; the backward read g's memory as row-major: use at:: operations on "
+                           "g, or g.contiguous() before a raw pointer");
+    }
     // float16 inputs: a float32 upstream gradient, float16 gradients
     const Call& h = p.call("ag.f16");
     auto [ha, hb] = exact_gradients(p, h);
@@ -832,11 +849,12 @@ TEST_SUITE("mm16") {
     if (problems.empty())
       return pass("only a, then only b requiring grad (" + c.text() + "): the gradient asked for is right; a and b "
                   "changed in place after the forward: " + (refused ? "the backward refused (version counter)" :
-                  "the gradients of the forward's values") + "; float16 inputs (" + h.text() +
+                  "the gradients of the forward's values") + "; g transposed and g expanded: right; float16 inputs (" + h.text() +
                   "): float16 gradients, right values");
-    fail("the backward is wrong when one input requires grad, for float16 inputs, or after an input changed in place",
+    fail("the backward is wrong when one input requires grad, for a transposed or expanded g, for float16 inputs, or "
+         "after an input changed in place",
          "the gradient of each input that requires grad, in that input's dtype: grad_a = g @ b^T, grad_b = a^T @ g, "
-         "g float32 for float16 inputs",
+         "g any view, float32 for float16 inputs",
          lines(problems));
   }
 

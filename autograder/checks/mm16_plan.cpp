@@ -183,6 +183,14 @@ void add_autograd(Plan& p, std::mt19937_64& rng) {
     // saved with save_for_backward, or gradients of the values the forward saw; never of the changed ones
     p.probe({{"kind", "grad"}, {"name", "grad.changed_in_place.ag.nonsquare"}, {"of", "ag.nonsquare"},
              {"g", "ag.nonsquare.g"}, {"changed_in_place", true}});
+    // the upstream gradient as autograd may hand it over: a transposed view ((out.t() * w).sum()), and one value
+    // expanded with strides 0 (out.sum()). A backward that reads g's memory as row-major gets them wrong.
+    const Call& ns = p.call("ag.nonsquare");
+    p.inputs["ag.nonsquare.g_ones"] = Tensor{"F64", {ns.M(), ns.N()}, std::vector<double>(ns.M() * ns.N(), 1.0)};
+    p.probe({{"kind", "grad"}, {"name", "grad.g_transposed.ag.nonsquare"}, {"of", "ag.nonsquare"},
+             {"g", "ag.nonsquare.g"}, {"g_layout", "transposed"}});
+    p.probe({{"kind", "grad"}, {"name", "grad.g_expanded.ag.nonsquare"}, {"of", "ag.nonsquare"},
+             {"g", "ag.nonsquare.g_ones"}, {"g_layout", "expanded"}});
     // float16 inputs: the output, so the upstream gradient, is float32; each input's gradient is float16
     const Call& h = p.add(single("ag.f16", "non-square, float16", 5, 6, 3, "F16", "cpu", Role::Backward, rng));
     Matrix g = random_matrix(h.M(), h.N(), rng);

@@ -197,6 +197,13 @@ def probe_grad(run, p):
     a, b = run.operands_of(p["of"])
     g = run.inputs[p["g"]]
     requires = p.get("requires", "ab")  # which inputs require grad: "ab", "a" or "b"
+    layout = p.get("g_layout", "contiguous")
+    if layout == "transposed":
+        g = g.t().contiguous().t()
+    elif layout == "expanded":
+        g = g.reshape(-1)[:1].clone().reshape(1, 1).expand(g.shape)  # a storage of one element, as out.sum() gives
+    elif layout != "contiguous":
+        raise ValueError(f"g_layout {layout!r}: not one of contiguous, transposed, expanded")
     try:
         ar = a.detach().clone().requires_grad_("a" in requires)
         br = b.detach().clone().requires_grad_("b" in requires)

@@ -67,6 +67,8 @@ EXAMPLES = [
             ("python", "site_tools/examples/autograd_both_paths.py")),
     Example("site_tools/examples/gradcheck_negative_control.py", "chapters/06_autograd.md",
             ("python", "site_tools/examples/gradcheck_negative_control.py")),
+    Example("site_tools/examples/upstream_gradient_views.py", "chapters/06_autograd.md",
+            ("python", "site_tools/examples/upstream_gradient_views.py")),
     Example("site_tools/examples/opcheck_wrong_operator.py", "chapters/07_testing.md",
             ("python", "site_tools/examples/opcheck_wrong_operator.py")),
     # the planted library calls exit(1) in the middle of the test run: the status and the cut-off output are the point
