@@ -53,6 +53,8 @@ EXAMPLES = [
             ("build/print_schema", "build/lib/solutions/02_schema/libmm16_schema.so")),
     Example("site_tools/examples/contract_errors.py", "chapters/03_cpu.md",
             ("python", "site_tools/examples/contract_errors.py")),
+    Example("site_tools/examples/check_family.py", "chapters/03_cpu.md",
+            ("python", "site_tools/examples/check_family.py")),
     Example("site_tools/examples/fake_kernel_in_python.py", "chapters/05_fake.md",
             ("python", "site_tools/examples/fake_kernel_in_python.py")),
     Example("site_tools/examples/sym_check.py", "chapters/05_fake.md",
@@ -188,6 +190,26 @@ def check(example, scratch):
     return problems, None
 
 
+INCLUDED_SCRIPT = re.compile(r'^\s*--8<-- "(site_tools/examples/[^":]+\.py)"\s*$')
+
+
+def unlisted_scripts():
+    """Problems: a Python example a chapter includes that EXAMPLES does not run (its output would go unchecked)."""
+    listed = {e.include for e in EXAMPLES}
+    problems = []
+    chapters = os.path.join(COURSE_ROOT, "chapters")
+    for name in sorted(os.listdir(chapters)):
+        if not name.endswith(".md"):
+            continue
+        with open(os.path.join(chapters, name)) as f:
+            for line in f:
+                m = INCLUDED_SCRIPT.match(line)
+                if m and m.group(1) not in listed:
+                    problems.append(f"chapters/{name} includes {m.group(1)}, which this test does not run: add it to "
+                                    "EXAMPLES in site_tools/tests/test_examples.py, so the output shown is checked")
+    return problems
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
     # the scripts name build/...; run them in a scratch root whose build/ is this build tree
@@ -196,7 +218,7 @@ def main():
     link = os.path.join(scratch, "build")
     if not os.path.islink(link):
         os.symlink(build, link)
-    problems, passed, skipped = [], 0, []
+    problems, passed, skipped = unlisted_scripts(), 0, []
     for example in EXAMPLES:
         found, skip = check(example, scratch)
         problems += found
