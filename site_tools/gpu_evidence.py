@@ -76,7 +76,9 @@ def summarize(folder: Path) -> dict:
     folder = Path(folder)
     if not folder.is_dir():
         raise EvidenceError(f"no evidence folder {folder}")
-    summary = {"folder": str(folder.relative_to(ROOT)), "date": folder.name[:10], "machine": _machine(folder),
+    # the run writes its logs outside the clone (run_on_gpu.sh LOGS); the site reads the copy under evidence/gpu/
+    shown = folder.resolve().relative_to(ROOT) if folder.resolve().is_relative_to(ROOT) else folder
+    summary = {"folder": str(shown), "date": folder.name[:10], "machine": _machine(folder),
                "references": {}, "cases": {}, "cases_without_gpu": {}}
     if (folder / FIGURES).is_file():
         figures = json.loads((folder / FIGURES).read_text())
