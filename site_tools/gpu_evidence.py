@@ -39,6 +39,13 @@ def _machine(folder: Path) -> dict:
     return {"gpu": m.group(1), "driver": m.group(2), "torch": t.group(1), "cuda": t.group(2)}
 
 
+def _started(folder: Path) -> str:
+    """When the run's first step began (HH:MM:SS UTC, from summary.txt): with the date, what orders the runs."""
+    text = (folder / "summary.txt").read_text() if (folder / "summary.txt").is_file() else ""
+    m = re.search(r"^=== .*\((\d\d:\d\d:\d\d)\)$", text, re.M)
+    return m.group(1) if m else ""
+
+
 def _tables(log: Path) -> dict:
     """{exercise: {row: {"status", "points", "detail"}}} from a log of judge tables (details as the table prints
     them, cut at its width)."""
@@ -78,7 +85,7 @@ def summarize(folder: Path) -> dict:
         raise EvidenceError(f"no evidence folder {folder}")
     # the run writes its logs outside the clone (run_on_gpu.sh LOGS); the site reads the copy under evidence/gpu/
     shown = folder.resolve().relative_to(ROOT) if folder.resolve().is_relative_to(ROOT) else folder
-    summary = {"folder": str(shown), "date": folder.name[:10], "machine": _machine(folder),
+    summary = {"folder": str(shown), "date": folder.name[:10], "started": _started(folder), "machine": _machine(folder),
                "references": {}, "cases": {}, "cases_without_gpu": {}}
     if (folder / FIGURES).is_file():
         figures = json.loads((folder / FIGURES).read_text())
@@ -105,6 +112,19 @@ def load(name: str) -> dict:
         raise EvidenceError(f"evidence/gpu/{name}/summary.json differs from the logs beside it: regenerate it "
                             f"(python3 site_tools/gpu_evidence.py evidence/gpu/{name})")
     return stored
+
+
+def newest_case_verdicts() -> dict:
+    """{"EXERCISE/CASE": (summary, verdict)}: each planted case's verdict in the newest GPU run that graded it with its
+    CUDA rows run (runs ordered by date and start time). An older run that got it right does not hide a newer one
+    that did not."""
+    runs = [load(p.parent.name) for p in EVIDENCE.glob("*/summary.json")]
+    newest = {}
+    for summary in sorted(runs, key=lambda s: (s["date"], s["started"])):
+        for case, verdict in summary["cases"].items():
+            if verdict["cuda_ran"]:
+                newest[case] = (summary, verdict)
+    return newest
 
 
 def reference_row(summary: dict, exercise: str, row: str) -> dict:
