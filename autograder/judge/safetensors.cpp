@@ -37,8 +37,8 @@ uint16_t float_to_half(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   uint16_t sign = (x >> 16) & 0x8000;
-  if (std::isnan(f)) return sign | 0x7e00;
-  float a = std::fabs(f);
+  if (std::isnan(f)) return sign | 0x7e00;  // not a value comparison: float32 -> float16 encoding
+  float a = std::fabs(f);                    // not a value comparison: the magnitude to encode
   if (a >= 65520.0f) return sign | 0x7c00;
   if (a < std::ldexp(1.0f, -25)) return sign;
   int e;

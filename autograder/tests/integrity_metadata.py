@@ -7,10 +7,12 @@
     exercise) and snippet markers may differ. A copy that drifted is named, with its first differing line;
   * every other stub file is its solution with TODO blocks in place of the student's part: outside its TODO(student)
     blocks (the marker, and what follows it at the same or a deeper indentation), the stub's code lines appear in the
-    solution, in order (comments and blank lines aside). Scaffolding that drifted between the two is named.
+    solution, in order (comments and blank lines aside). Scaffolding that drifted between the two is named;
+  * no value comparison (abs, isnan, allclose, ...) in the judge or the worker outside judge/compare.{hpp,cpp}.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -169,6 +171,33 @@ def check_problems(root: Path, judge: str | None) -> list[str]:
     return problems
 
 
+# The judge compares values in one place, judge/compare.{hpp,cpp}: a tolerance or a NaN rule written anywhere else
+# is a second comparator that can disagree with it (issue 24 found three, one right). A line that does such
+# arithmetic for another purpose says so with NOT_A_COMPARISON.
+COMPARATOR_FILES = {"autograder/judge/compare.hpp", "autograder/judge/compare.cpp"}
+VALUE_COMPARISON = re.compile(r"\b(?:std::)?(?:f?abs|isnan|isinf|isfinite|fmax|fmin)\s*\(|\b(?:allclose|isclose|"
+                              r"assert_close|torch\.equal)\b|\.abs\(\)")
+NOT_A_COMPARISON = "not a value comparison:"
+
+
+def comparison_problems(root: Path) -> list[str]:
+    """Value comparisons (abs, isnan, allclose, ...) in the judge's C++ or the worker's Python outside the one
+    comparator."""
+    problems = []
+    for folder, patterns in (("autograder/judge", ("*.cpp", "*.hpp")), ("autograder/checks", ("*.cpp", "*.hpp")),
+                             ("autograder/worker", ("*.py",))):
+        for pattern in patterns:
+            for path in sorted((root / folder).glob(pattern)):
+                rel = path.relative_to(root).as_posix()
+                if rel in COMPARATOR_FILES:
+                    continue
+                for n, line in enumerate(path.read_text().splitlines(), 1):
+                    if VALUE_COMPARISON.search(line) and NOT_A_COMPARISON not in line:
+                        problems.append(f"{rel}:{n}: a value comparison outside the judge's one comparator "
+                                        f"(judge/compare.hpp): {line.strip()[:80]!r}")
+    return problems
+
+
 def problems(root: Path, judge: str | None = None) -> list[str]:
     found = course_metadata.schema_problems(root)
     for ex in course_metadata.exercise_ids(root):
@@ -178,4 +207,4 @@ def problems(root: Path, judge: str | None = None) -> list[str]:
             found.append(str(e))
     if found:  # the rest assumes loadable metadata
         return found
-    return given_problems(root) + scaffold_problems(root) + check_problems(root, judge)
+    return given_problems(root) + scaffold_problems(root) + check_problems(root, judge) + comparison_problems(root)
