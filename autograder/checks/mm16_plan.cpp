@@ -209,6 +209,9 @@ Plan build_cpu() {
   add_pair(p, rng, "cpu.view.t_s", sc[0], "F16", "cpu", Role::View, View::Transposed, View::ColumnSliced);
   add_pair(p, rng, "cpu.view.o_t", sc[1], "F16", "cpu", Role::View, View::Offset, View::Transposed);
   add_pair(p, rng, "cpu.view.s_o", sc[3], "F16", "cpu", Role::View, View::ColumnSliced, View::Offset);
+  if (has_check("kernel.cpu"))  // which operators ran inside the op: a contiguous float16 product, and one of views
+    for (const char* of : {"cpu.f16.0.0", "cpu.view.t_s.0"})
+      p.probe({{"kind", "kernels"}, {"name", std::string("kernels.") + of}, {"of", of}});
   if (has_check("fake.meta"))  // per input dtype, and through views
     for (const char* of : {"cpu.f16.0.0", "cpu.f32.0", "cpu.f64.0", "cpu.view.t_s.0", "cpu.view.o_t.0"})
       for (const char* kind : {"fake", "meta"})
