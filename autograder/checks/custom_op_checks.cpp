@@ -10,6 +10,7 @@
 
 #include "../judge/compare.hpp"
 #include "../judge/grading.hpp"
+#include "dispatched_ops.hpp"
 
 using namespace judge;
 
@@ -56,6 +57,7 @@ json alpha_args(bool guard) {
   json a = {{"alphas", guard ? json{{"plain", alpha(0)}, {"plain_start", alpha(1)}}
                              : json{{"transposed", alpha(2)}, {"y_transposed", alpha(3)}}}};
   if (guard) a["guard"] = true;
+  else a["profile"] = true;  // op.kernel: what the op dispatches for a transposed x, in the same worker run
   return a;
 }
 
@@ -188,6 +190,28 @@ TEST_SUITE("01_custom_op") {
     // and not the other is seen.
     check_results({{"transposed", "x is a transposed view, strides (1, 7)", transposed("xt"), plain("y"), 2},
                    {"y_transposed", "y is a transposed view, strides (1, 7)", plain("x"), transposed("yt"), 3}}, false);
+  }
+
+  TEST_CASE("op.kernel") {
+    const GroupResult& g = Session::get().require("scale_add", alpha_args(false), inputs());
+    const json d = g.report.value("dispatched", json::object());
+    const std::string what = "a call with x a transposed view";
+    if (d.value("raised", true))
+      return fail("the op raised, so what it runs could not be seen (see op.strides)",
+                  "alpha * x + y from scale_add_kernel", what + ": " + d.value("type", "no answer") + ": " +
+                                                               d.value("message", ""));
+    const auto ops = d.value("ops", std::vector<std::string>{});
+    std::string ran;
+    for (auto& op : ops) ran += (ran.empty() ? "" : ", ") + op;
+    const std::string computing = computing_ops(ops);
+    if (computing.empty())
+      return pass("scale_add_kernel did the arithmetic: inside course::scale_add only " +
+                  (ran.empty() ? std::string("no PyTorch operator") : ran) + " ran (" + what + ")");
+    fail("PyTorch's operators computed alpha * x + y, not scale_add_kernel",
+         std::string("inside course::scale_add (the profiler's record of what it dispatched) ") + kAllowedInsideTheOp +
+             ": no aten::add, mul or other arithmetic",
+         what + ": PyTorch operators other than allocation, copies and views ran inside course::scale_add: " +
+             computing);
   }
 
   TEST_CASE("op.contract") {

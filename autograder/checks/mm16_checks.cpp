@@ -20,6 +20,7 @@
 
 #include "../judge/grading.hpp"
 #include "cuobjdump.hpp"
+#include "dispatched_ops.hpp"
 #include "mm16_plan.hpp"
 
 using namespace judge;
@@ -494,22 +495,6 @@ TEST_SUITE("mm16") {
     fail("the output dtype is wrong: " + problems, "float16 -> float32, float32 -> float32, float64 -> float64", seen);
   }
 
-  // What a CPU kernel may dispatch besides its own loops: allocation, copies and layout. Anything else (aten::mm,
-  // aten::matmul, aten::mul, aten::sum, ...) computes part of the product with PyTorch's code, not the submission's.
-  const std::set<std::string>& cpu_layout_ops() {
-    static const std::set<std::string> ops = {
-        "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
-        "aten::zeros", "aten::zeros_like", "aten::new_zeros", "aten::zero_", "aten::fill_", "aten::full",
-        "aten::full_like", "aten::resize_", "aten::copy_", "aten::clone", "aten::contiguous", "aten::to",
-        "aten::_to_copy", "aten::detach", "aten::alias", "aten::lift_fresh", "aten::view", "aten::reshape",
-        "aten::_reshape_alias", "aten::as_strided", "aten::t", "aten::transpose", "aten::permute", "aten::expand",
-        "aten::select", "aten::slice", "aten::narrow", "aten::unsqueeze", "aten::squeeze", "aten::flatten",
-        "aten::view_as", "aten::expand_as", "aten::reshape_as", "aten::movedim", "aten::swapaxes", "aten::swapdims",
-        "aten::t_", "aten::transpose_", "aten::as_strided_", "aten::unsqueeze_", "aten::squeeze_", "aten::resize_as_",
-        "aten::item", "aten::_local_scalar_dense"};
-    return ops;
-  }
-
   TEST_CASE("kernel.cpu") {
     const Plan& p = cpu_plan();
     const GroupResult& g = run(p);
@@ -522,11 +507,9 @@ TEST_SUITE("mm16") {
       json o = answer(g, std::string("kernels.") + of, "kernels", &why);
       if (o.is_null()) { problems.push_back(c.text() + ": " + why); continue; }
       if (o["raised"] == true) { raised.push_back(c.text() + ": " + raised_text(o)); continue; }
-      std::string computing;
-      for (auto& op : o.value("ops", std::vector<std::string>{})) {
-        seen.insert(op);
-        if (!cpu_layout_ops().count(op)) computing += (computing.empty() ? "" : ", ") + op;
-      }
+      const auto ops = o.value("ops", std::vector<std::string>{});
+      seen.insert(ops.begin(), ops.end());
+      const std::string computing = computing_ops(ops);
       if (!computing.empty())
         problems.push_back(c.text() + ": PyTorch operators other than allocation, copies and views ran inside "
                            "course::mm16: " + computing);
@@ -541,8 +524,8 @@ TEST_SUITE("mm16") {
                   (ran.empty() ? std::string("no PyTorch operator") : ran) + " ran (allocation and layout)");
     for (auto& r : raised) problems.push_back(r);
     fail("the product was computed by PyTorch's operators, not by the op's own loops",
-         "inside course::mm16 (the profiler's record of what it dispatched) only allocation, copies and layout "
-         "(aten::empty, aten::zeros, aten::copy_, aten::contiguous, aten::to, views): no aten::mm, matmul, mul or sum",
+         std::string("inside course::mm16 (the profiler's record of what it dispatched) ") + kAllowedInsideTheOp +
+             ": no aten::mm, matmul, mul or sum",
          lines(problems));
   }
 

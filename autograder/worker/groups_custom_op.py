@@ -75,7 +75,24 @@ def group_scale_add(request, inputs):
         if out is not None:
             tensors[name] = out
         tensors[name + ".x_after"], tensors[name + ".y_after"] = x.clone(), y.clone()  # as the op left them
-    return {"calls": calls}, tensors
+    report = {"calls": calls}
+    if request["args"].get("profile"):  # which operators the op dispatched itself, on fresh transposed inputs
+        report["dispatched"] = _dispatched(op, inputs["xt"].clone().t(), inputs["y"].clone(), alphas["transposed"])
+    return report, tensors
+
+
+def _dispatched(op, x, y, alpha):
+    """The operators the op itself dispatched in one call (aten::contiguous, aten::add, ...; not what those call in
+    turn), from the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            op(x, y, alpha)
+    except Exception as e:  # noqa: BLE001
+        return {"raised": True, "type": type(e).__name__, "message": str(e)[:600]}
+    ops = {child.name for event in prof.events() if event.name == "course::scale_add" for child in event.cpu_children}
+    return {"raised": False, "ops": sorted(ops)}
 
 
 @group("contract")

@@ -1,0 +1,38 @@
+// Which PyTorch operators a CPU kernel may dispatch itself: allocation, copies and views. Anything else (aten::mm,
+// aten::add, aten::mul, aten::sum, ...) computes part of the result with PyTorch's code, not the exercise's. The
+// worker reports the names the profiler recorded as direct children of the op's own event; kernel.cpu (03) and
+// op.kernel (01) judge them here.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace judge {
+
+inline bool allocation_copy_or_view(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
+      "aten::zeros", "aten::zeros_like", "aten::new_zeros", "aten::zero_", "aten::fill_", "aten::full",
+      "aten::full_like", "aten::resize_", "aten::copy_", "aten::clone", "aten::contiguous", "aten::to",
+      "aten::_to_copy", "aten::detach", "aten::alias", "aten::lift_fresh", "aten::view", "aten::reshape",
+      "aten::_reshape_alias", "aten::as_strided", "aten::t", "aten::transpose", "aten::permute", "aten::expand",
+      "aten::select", "aten::slice", "aten::narrow", "aten::unsqueeze", "aten::squeeze", "aten::flatten",
+      "aten::view_as", "aten::expand_as", "aten::reshape_as", "aten::movedim", "aten::swapaxes", "aten::swapdims",
+      "aten::t_", "aten::transpose_", "aten::as_strided_", "aten::unsqueeze_", "aten::squeeze_", "aten::resize_as_",
+      "aten::item", "aten::_local_scalar_dense"};
+  return ops.count(op) > 0;
+}
+
+// The operators of `dispatched` that are not allocation, copies or views, comma-separated ("" when none).
+inline std::string computing_ops(const std::vector<std::string>& dispatched) {
+  std::string out;
+  for (auto& op : dispatched)
+    if (!allocation_copy_or_view(op)) out += (out.empty() ? "" : ", ") + op;
+  return out;
+}
+
+constexpr const char* kAllowedInsideTheOp =
+    "only allocation, copies and views (aten::empty, aten::zeros, aten::copy_, aten::contiguous, aten::to, views)";
+
+}  // namespace judge
