@@ -205,8 +205,9 @@ TEST_SUITE("01_custom_op") {
     for (auto& op : ops) ran += (ran.empty() ? "" : ", ") + op;
     const std::string computing = computing_ops(ops);
     if (computing.empty())
-      return pass("scale_add_kernel did the arithmetic: inside course::scale_add only " +
-                  (ran.empty() ? std::string("no PyTorch operator") : ran) + " ran (" + what + ")");
+      return pass((ran.empty() ? std::string("no PyTorch operator") : "only " + ran) +
+                  " ran inside course::scale_add (allocation, copies, views): scale_add_kernel did the arithmetic (" +
+                  what + ")");
     fail("PyTorch's operators computed alpha * x + y, not scale_add_kernel",
          std::string("inside course::scale_add (the profiler's record of what it dispatched) ") + kAllowedInsideTheOp +
              ": no aten::add, mul or other arithmetic",

@@ -20,6 +20,7 @@ inline bool allocation_copy_or_view(const std::string& op) {
       "aten::select", "aten::slice", "aten::narrow", "aten::unsqueeze", "aten::squeeze", "aten::flatten",
       "aten::view_as", "aten::expand_as", "aten::reshape_as", "aten::movedim", "aten::swapaxes", "aten::swapdims",
       "aten::t_", "aten::transpose_", "aten::as_strided_", "aten::unsqueeze_", "aten::squeeze_", "aten::resize_as_",
+      "aten::unfold", "aten::unbind", "aten::split", "aten::chunk", "aten::cat", "aten::stack",  // pieces and copies
       "aten::item", "aten::_local_scalar_dense"};
   return ops.count(op) > 0;
 }

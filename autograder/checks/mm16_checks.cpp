@@ -520,8 +520,8 @@ TEST_SUITE("mm16") {
     std::string ran;
     for (auto& op : seen) ran += (ran.empty() ? "" : ", ") + op;
     if (problems.empty())
-      return pass("your loops did the product: inside course::mm16 only " +
-                  (ran.empty() ? std::string("no PyTorch operator") : ran) + " ran (allocation and layout)");
+      return pass((ran.empty() ? std::string("no PyTorch operator") : "only " + ran) +
+                  " ran inside course::mm16 (allocation, copies, views): your loops did the product");
     for (auto& r : raised) problems.push_back(r);
     fail("the product was computed by PyTorch's operators, not by the op's own loops",
          std::string("inside course::mm16 (the profiler's record of what it dispatched) ") + kAllowedInsideTheOp +
