@@ -24,6 +24,16 @@ def load_library(path):
     torch.ops.load_library(path)
 
 
+def dispatched_ops(op_name, call):
+    """Runs call() once under the CPU profiler; the names of the operators that the op op_name ("course::mm16")
+    dispatched itself (aten::contiguous, aten::mm, ...; not what those call in turn), sorted. Raises what call raised."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        call()
+    return sorted({child.name for event in prof.events() if event.name == op_name for child in event.cpu_children})
+
+
 def op_tags(qualified_name, overload):
     """The names of the torch.Tag values an operator overload was defined with (m.def(schema, {at::Tag::out, ...})),
     as torch exposes them: OpOverload.tags, e.g. torch.ops.aten.mm.out.tags == [Tag.out, Tag.pt2_compliant_tag]."""
