@@ -201,18 +201,14 @@ TEST_SUITE("01_custom_op") {
                   "alpha * x + y from scale_add_kernel", what + ": " + d.value("type", "no answer") + ": " +
                                                                d.value("message", ""));
     const auto ops = d.value("ops", std::vector<std::string>{});
-    std::string ran;
-    for (auto& op : ops) ran += (ran.empty() ? "" : ", ") + op;
     const std::string computing = computing_ops(ops);
     if (computing.empty())
-      return pass((ran.empty() ? std::string("no PyTorch operator") : "only " + ran) +
-                  " ran inside course::scale_add (allocation, copies, views): scale_add_kernel did the arithmetic (" +
-                  what + ")");
+      return pass(only_layout_ran({ops.begin(), ops.end()}, "course::scale_add") +
+                  ": scale_add_kernel did the arithmetic (" + what + ")");
     fail("PyTorch's operators computed alpha * x + y, not scale_add_kernel",
          std::string("inside course::scale_add (the profiler's record of what it dispatched) ") + kAllowedInsideTheOp +
              ": no aten::add, mul or other arithmetic",
-         what + ": PyTorch operators other than allocation, copies and views ran inside course::scale_add: " +
-             computing);
+         what + ": " + other_ops_ran("course::scale_add", computing));
   }
 
   TEST_CASE("op.contract") {

@@ -25,12 +25,28 @@ inline bool allocation_copy_or_view(const std::string& op) {
   return ops.count(op) > 0;
 }
 
+template <class Names>
+std::string comma_joined(const Names& names) {
+  std::string out;
+  for (auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 // The operators of `dispatched` that are not allocation, copies or views, comma-separated ("" when none).
 inline std::string computing_ops(const std::vector<std::string>& dispatched) {
-  std::string out;
+  std::vector<std::string> computing;
   for (auto& op : dispatched)
-    if (!allocation_copy_or_view(op)) out += (out.empty() ? "" : ", ") + op;
-  return out;
+    if (!allocation_copy_or_view(op)) computing.push_back(op);
+  return comma_joined(computing);
+}
+
+// What a passing row says ran inside `op` ("course::mm16"), and what a failing one names.
+inline std::string only_layout_ran(const std::set<std::string>& ran, const std::string& op) {
+  return (ran.empty() ? std::string("no PyTorch operator") : "only " + comma_joined(ran)) + " ran inside " + op +
+         " (allocation, copies, views)";
+}
+inline std::string other_ops_ran(const std::string& op, const std::string& computing) {
+  return "PyTorch operators other than allocation, copies and views ran inside " + op + ": " + computing;
 }
 
 constexpr const char* kAllowedInsideTheOp =

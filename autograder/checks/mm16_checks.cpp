@@ -511,17 +511,12 @@ TEST_SUITE("mm16") {
       seen.insert(ops.begin(), ops.end());
       const std::string computing = computing_ops(ops);
       if (!computing.empty())
-        problems.push_back(c.text() + ": PyTorch operators other than allocation, copies and views ran inside "
-                           "course::mm16: " + computing);
+        problems.push_back(c.text() + ": " + other_ops_ran("course::mm16", computing));
     }
     if (!raised.empty() && problems.empty())
       return fail("the op raised, so what it runs could not be seen (see forward.cpu)",
                   "a product from the op's own loops", lines(raised));
-    std::string ran;
-    for (auto& op : seen) ran += (ran.empty() ? "" : ", ") + op;
-    if (problems.empty())
-      return pass((ran.empty() ? std::string("no PyTorch operator") : "only " + ran) +
-                  " ran inside course::mm16 (allocation, copies, views): your loops did the product");
+    if (problems.empty()) return pass(only_layout_ran(seen, "course::mm16") + ": your loops did the product");
     for (auto& r : raised) problems.push_back(r);
     fail("the product was computed by PyTorch's operators, not by the op's own loops",
          std::string("inside course::mm16 (the profiler's record of what it dispatched) ") + kAllowedInsideTheOp +

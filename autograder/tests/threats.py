@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--results-dir", required=True)
     args = ap.parse_args()
 
-    newest = gpu_evidence.newest_case_verdicts()
+    newest, has_cuda_rows = gpu_evidence.newest_case_verdicts(), {}
     rows, incomplete, missing_gpu = [], [], []
     for path in sorted(glob.glob(os.path.join(args.course_root, "autograder", "planted", "*", "*", "expected.json"))):
         case_dir = os.path.dirname(path)
@@ -120,8 +120,10 @@ def main():
         else:
             got = "no result (its planted test did not run)"
             incomplete.append(f"{exercise}/{case}: no result")
-        has_cuda_rows = any(c.get("cuda") for c in course_metadata.load(exercise, args.course_root)["checks"])
-        ok, text = gpu_verdict(newest, has_cuda_rows, exercise, case)
+        if exercise not in has_cuda_rows:
+            checks = course_metadata.load(exercise, args.course_root)["checks"]
+            has_cuda_rows[exercise] = any(c.get("cuda") for c in checks)
+        ok, text = gpu_verdict(newest, has_cuda_rows[exercise], exercise, case)
         if text:
             got += "; " + text
         if not ok:
