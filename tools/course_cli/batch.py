@@ -8,7 +8,6 @@ its CUDA rows fails (its CUDA rows FAIL as not graded, it is not kept for reuse,
 from __future__ import annotations
 
 import concurrent.futures as futures
-import csv
 import hashlib
 import json
 import os
@@ -23,6 +22,7 @@ from .common import BUILD, ROOT, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
 from .gradescope import merge_results
 from .judge import judge_path, run_judge
+from . import spreadsheet
 from .submissions import file_hash, hash_tree, link_below, real_dir, real_file, submission_folder
 
 
@@ -178,7 +178,7 @@ def cmd_batch(args) -> int:
     wall = time.monotonic() - wall_start
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "gradebook.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
+        w = spreadsheet.writer(fh)  # a student's folder name is text, never a formula (spreadsheet.py)
         w.writerow(["student"] + exercises + ["total", "max", "not_graded", "not_graded_why", "protections_off"])
         for st in students:
             per = [rows[(st.name, ex)] for ex in exercises]
