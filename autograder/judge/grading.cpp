@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -443,6 +444,41 @@ void Session::start_server(const fs::path& build_dir) {
   server_ = std::move(server);
 }
 
+namespace {
+
+// Empties a run's folder of what was written there, but for what a student or an instructor reads to debug: small
+// files (the request, the worker's answer, a sanitizer log) up to a few MiB in all. The bytes removed.
+unsigned long long prune_run_folder(const fs::path& dir) {
+  constexpr unsigned long long kKeepFile = 1ull << 20, kKeepAll = 8ull << 20;
+  std::vector<std::pair<unsigned long long, fs::path>> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      files.emplace_back(static_cast<unsigned long long>(st.st_blocks) * 512, it->path());
+  }
+  std::sort(files.begin(), files.end());  // smallest first: those are kept while the budget lasts
+  unsigned long long kept = 0, removed = 0;
+  for (auto& [bytes, path] : files) {
+    if (bytes <= kKeepFile && kept + bytes <= kKeepAll) {
+      kept += bytes;
+    } else if (fs::remove(path, ec)) {
+      removed += bytes;
+    }
+  }
+  return removed;
+}
+
+std::string mib_text(unsigned long long bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, bytes >= (1ull << 30) ? "%.1f GiB" : "%.0f MiB",
+                bytes >= (1ull << 30) ? double(bytes) / double(1ull << 30) : double(bytes) / double(1ull << 20));
+  return buf;
+}
+
+}  // namespace
+
 void Session::finish() {
   auto step = std::chrono::steady_clock::now();
   if (server_) {
@@ -450,6 +486,19 @@ void Session::finish() {
     record_time("the worker server stopped", step);
   }
   server_.reset();
+  // Every check has read its runs: their folders keep what a person reads to debug, not what the submission wrote.
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(cfg.work_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("run-", 0) == 0) removed_bytes += prune_run_folder(e.path());
+    if (name == "live") {
+      removed_bytes += Sandbox::folder_bytes(e.path());
+      fs::remove_all(e.path(), ec);
+    }
+  }
+  if (removed_bytes > (4ull << 20))
+    cleanup_note = "removed " + mib_text(removed_bytes) + " that the worker runs wrote to their folders (what the "
+                   "submission wrote there; the reports, the build logs and the workers' answers are kept)";
 }
 
 bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_s,
@@ -708,8 +757,15 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
     return host_memory_sign(!r.process.exited && r.process.term_signal == SIGKILL && !r.process.memory_limit,
                             oom_kills, oom_kill_count());
   };
+  // What a run's folder holds counts against the grade's disk budget; a run stopped for writing too much is emptied
+  // at once (its rows fail: nothing in it is read), so the next run has the disk it needs.
+  auto account = [&] {
+    Sandbox::get().count_run_bytes(g.dir);
+    if (!g.process.stopped.empty()) removed_bytes += prune_run_folder(g.dir);
+  };
   long oom_kills = oom_kill_count();
   attempt(false);
+  account();
   sign = sign_of(g, oom_kills);
   if (sign == MachineFault::None) return g;
   // A sign of the machine's fault: once more, alone. The same sign again is the machine's fault only on evidence the
@@ -719,6 +775,7 @@ const GroupResult& Session::run_group(const std::string& name, const json& args,
   std::this_thread::sleep_for(std::chrono::seconds(2));  // a neighbour's spike may pass
   oom_kills = oom_kill_count();
   attempt(true);
+  account();
   const MachineFault again = sign_of(g, oom_kills);
   if (again == MachineFault::None) {
     g.retry_note = "was retried alone after " + first + ": these verdicts are the retry's";

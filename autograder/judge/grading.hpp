@@ -144,6 +144,10 @@ class Session {
   void record_time(const std::string& what, std::chrono::steady_clock::time_point from, json extra = json::object());
   // Set when the judge's own checking process died (main.cpp): one line, shown in every report.
   std::string grader_crash;
+  // What finish() removed of what the worker runs wrote (bytes), and the line the reports show when it was more
+  // than a few MiB: a grade leaves its reports and build logs behind, not a submission's files.
+  unsigned long long removed_bytes = 0;
+  std::string cleanup_note;
 
  private:
   std::map<std::string, BuildResult> builds_;

@@ -269,6 +269,7 @@ void write_reports(const Session& s, const std::vector<Row>& rows, double second
   fs::path tmp = s.cfg.out_dir / "rows.json.final";
   json extra = rows_extra;
   extra["seconds"] = seconds;
+  extra["removed_bytes"] = s.removed_bytes;
   std::ofstream(tmp) << render_rows_json(s, rows, sum, extra);
   fs::rename(tmp, s.cfg.out_dir / "rows.json");
 }
@@ -336,6 +337,7 @@ std::string render_table(const Session& s, const std::vector<Row>& rows, const S
     << sum.failed << " failed, " << sum.skipped << " skipped\n";
   if (auto t = not_graded_text(sum); !t.empty()) o << paint(Status::Skip, "NOT GRADED HERE") << ": " << t << "\n";
   if (!s.grader_crash.empty()) o << paint(Status::Fail, "GRADER CRASH") << ": " << s.grader_crash << "\n";
+  if (!s.cleanup_note.empty()) o << "cleaned up: " << s.cleanup_note << "\n";
   o << protections_text(paint);
   bool any_failed = false;
   for (auto& r : rows) {

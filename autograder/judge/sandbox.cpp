@@ -203,6 +203,7 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   nproc_ = std::max<unsigned long long>(256, 16ull * std::max(1u, std::thread::hardware_concurrency()));
   fsize_bytes_ = env_number("COURSE_SANDBOX_FSIZE_MB", 512) << 20;
   disk_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_DISK_MB", 2048)) << 20;
+  grade_disk_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_GRADE_DISK_MB", 4096)) << 20;
   memory_bytes_ = env_number("COURSE_SANDBOX_MEMORY_MB", 8192) << 20;
   compile_memory_bytes_ = std::max<unsigned long long>(1, env_number("COURSE_SANDBOX_COMPILE_MEMORY_MB", 8192)) << 20;
   const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
@@ -252,8 +253,9 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
               : "prlimit (util-linux) is not installed");
   const std::string compilers = "; the compiler and linker: " + std::to_string(compile_memory_bytes_ >> 20) + " MiB";
   add("limit_disk", "the bytes a worker run writes to its folder are capped in all, not only per file", true,
-      std::to_string(disk_bytes_ >> 20) + " MiB and 10,000 entries per run, looked at 4 times a second (a run is "
-      "stopped past it, having written at most what it writes between two looks)");
+      std::to_string(disk_bytes_ >> 20) + " MiB and 10,000 entries per run, " + std::to_string(grade_disk_bytes_ >> 20) +
+          " MiB for every run of a grade together, looked at 4 times a second (a run is stopped past it, having "
+          "written at most what it writes between two looks); after the grade, what the runs wrote is removed");
   add("limit_host_memory", "host memory of every worker run, a CUDA worker's included, is capped (a memory cgroup)",
       cgroups_.on(), cgroups_.on() ? std::to_string(cgroups_.limit_bytes() >> 20) + " MiB per run (" +
                                          cgroups_.where() + "); the OOM killer stops the run's own processes only"
@@ -465,8 +467,11 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
 }
 
 std::function<std::string()> Sandbox::disk_watch(const fs::path& folder) const {
-  const unsigned long long limit = disk_bytes_;
-  return [folder, limit]() -> std::string {
+  const unsigned long long left = grade_disk_bytes_ > grade_disk_used_ ? grade_disk_bytes_ - grade_disk_used_ : 0;
+  const bool grade_binds = left < disk_bytes_;
+  const unsigned long long limit = std::min(disk_bytes_, left);
+  const unsigned long long grade_mib = grade_disk_bytes_ >> 20;
+  return [folder, limit, grade_binds, grade_mib]() -> std::string {
     unsigned long long bytes = 0;
     std::size_t entries = 0;
     std::error_code ec;
@@ -477,11 +482,24 @@ std::function<std::string()> Sandbox::disk_watch(const fs::path& folder) const {
       struct stat st;
       if (::lstat(it->path().c_str(), &st) == 0) bytes += static_cast<unsigned long long>(st.st_blocks) * 512;
       if (bytes > limit)
-        return "it wrote more than " + std::to_string(limit >> 20) + " MiB to its run folder (the limit of a worker "
-               "run, all files together)";
+        return grade_binds ? "the worker runs of this grade wrote more than " + std::to_string(grade_mib) +
+                                 " MiB to their folders together (the limit of a grade, every run counted)"
+                           : "it wrote more than " + std::to_string(limit >> 20) +
+                                 " MiB to its run folder (the limit of a worker run, all files together)";
     }
     return "";
   };
+}
+
+unsigned long long Sandbox::folder_bytes(const fs::path& folder) {
+  unsigned long long bytes = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) == 0) bytes += static_cast<unsigned long long>(st.st_blocks) * 512;
+  }
+  return bytes;
 }
 
 void Sandbox::remove_odd_files(const fs::path& folder) {

@@ -16,6 +16,8 @@
 //              COURSE_SANDBOX_COMPILE_MEMORY_MB=N  RLIMIT_AS of a compile or link, on every machine (default 8192)
 //              COURSE_SANDBOX_TMP_MB=N  the size of the sandbox's /tmp, a tmpfs in the host's memory (default 1024)
 //              COURSE_SANDBOX_DISK_MB=N  bytes a worker run may write to its folder, all files together (2048)
+//              COURSE_SANDBOX_GRADE_DISK_MB=N  bytes the worker runs of one grade may write in all, every run's
+//                                    folder together (4096): a run past it is stopped like one past its own limit
 //              COURSE_SANDBOX_WORKER_MEMORY_MB=N  host memory of one worker run, CUDA workers included: a memory
 //                                    cgroup of its own (default 16384); COURSE_SANDBOX_CGROUP=off: none
 #pragma once
@@ -87,7 +89,13 @@ class Sandbox {
   // Watches a worker's writable folder (ProcessSpec::watch): "" while its files take at most the bytes a run may
   // write (COURSE_SANDBOX_DISK_MB, 2048) in at most 10,000 entries, else why it must stop. RLIMIT_FSIZE bounds one
   // file, the tmpfs /tmp bounds itself; this bounds the sum on disk, up to what is written between two looks.
+  // The grade's budget (COURSE_SANDBOX_GRADE_DISK_MB) bounds every run's folder together: a run may write what is
+  // left of it after the runs before it (count_run_bytes), if that is less than its own limit.
   std::function<std::string()> disk_watch(const std::filesystem::path& folder) const;
+  // After a run: what its folder holds counts against the grade's budget (even once pruned: it was written).
+  void count_run_bytes(const std::filesystem::path& folder) { grade_disk_used_ += folder_bytes(folder); }
+  // The bytes on disk of every file below `folder` (blocks, not sizes: a sparse file counts what it holds).
+  static unsigned long long folder_bytes(const std::filesystem::path& folder);
   // The kernel's OOM kills inside the worker server's memory cgroup so far (a request's child over the limit).
   long server_oom_kills() const { return cgroups_.oom_kills(server_cgroup_); }
   unsigned long long worker_memory_mb() const { return cgroups_.limit_bytes() >> 20; }
@@ -113,7 +121,7 @@ class Sandbox {
   int uid_ = -1;
   int server_uid_ = -1;  // the worker server's: uid_ + 1 (configure)
   unsigned long long memory_bytes_ = 0, compile_memory_bytes_ = 0, fsize_bytes_ = 0, tmp_bytes_ = 0, nproc_ = 0,
-                     disk_bytes_ = 0;
+                     disk_bytes_ = 0, grade_disk_bytes_ = 0, grade_disk_used_ = 0;
   std::string bwrap_, setpriv_, prlimit_;
   std::filesystem::path course_root_;
   std::vector<std::filesystem::path> system_ro_;  // read-only binds every sandboxed process gets

@@ -24,6 +24,8 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
                        where this machine can run one (a case that tests the server must not pass by falling back
                        to fresh sandboxes)
   max_output_bytes     bound on the judge's console output
+  max_out_mb           bound on what the grade's --out folder holds on disk after the grade (its reports, build
+                       logs and the runs' small files: what the submission wrote is removed)
   max_judge_rss_mb     bound on the judge's own peak memory (rows.json's judge_peak_rss_mb)
   golden               a file of the case ("golden.txt"): the build row and the build's block under "What to fix",
                        normalised, must be its text word for word (golden.py; COURSE_UPDATE_GOLDEN=1 rewrites it);
@@ -285,6 +287,11 @@ def main():
         if "max_output_bytes" in expected and len(proc.stdout) + len(proc.stderr) > expected["max_output_bytes"]:
             problems.append(f"the judge printed {len(proc.stdout) + len(proc.stderr)} bytes "
                             f"(bound {expected['max_output_bytes']})")
+        if "max_out_mb" in expected:
+            held = sum(os.lstat(os.path.join(d, f)).st_blocks * 512 for d, _, files in os.walk(out) for f in files)
+            if held > expected["max_out_mb"] << 20:
+                problems.append(f"the grade's folder holds {held >> 20} MiB after the grade "
+                                f"(bound {expected['max_out_mb']} MiB): what the submission wrote was kept")
         for path in expected.get("absent_after", []):
             for k, v in subs.items():
                 path = path.replace(k, v)
