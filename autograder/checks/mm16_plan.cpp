@@ -92,6 +92,37 @@ void add_pair(Plan& p, std::mt19937_64& rng, const std::string& prefix, const Sh
   }
 }
 
+// Two calls of one shape in new tensors, the second's values the first's but one element of a (or of b), drawn in
+// the far half of the operand: a product kept from an earlier call and looked up by a partial fingerprint of the
+// inputs (the shape and a few leading values, a sample of them) is returned for a call that asked another product.
+// Its own stream, so the draws of every other call stay as they were for a seed.
+void add_near_repeat(Plan& p, const std::string& prefix, const ShapeClass& sc, const std::string& device, char which,
+                     Role role = Role::Forward) {
+  auto rng = rng_for("mm16 near repeats " + prefix);
+  Call first;
+  first.name = prefix + ".0";
+  first.shape_class = sc.label + ", then one element of " + which + " changed";
+  first.dtype = "F16";
+  first.device = device;
+  first.role = role;
+  first.a = random_matrix(sc.M, sc.K, rng);
+  first.b = random_matrix(sc.K, sc.N, rng);
+  Call second = first;
+  second.name = prefix + ".1";
+  second.near_repeat_of = first.name;
+  Matrix& m = which == 'a' ? second.a : second.b;
+  const int64_t n = m.rows * m.cols;
+  const int64_t at = pick(rng, n / 2, n - 1);
+  double& x = m.v[static_cast<std::size_t>(at)];
+  const double was = x;
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  do x = half_to_float(float_to_half(u(rng)));  // exact in float16, and far enough to move the product
+  while (std::abs(x - was) < 0.5);  // not a value comparison: the judge drawing an input far from the old one
+  second.changed = std::string(1, which) + "[" + std::to_string(at / m.cols) + ", " + std::to_string(at % m.cols) + "]";
+  p.add(std::move(first));
+  p.add(std::move(second));
+}
+
 Call single(const std::string& name, const std::string& cls, int64_t M, int64_t K, int64_t N, const std::string& dtype,
             const std::string& device, Role role, std::mt19937_64& rng, View va = View::Contiguous) {
   Call c;
@@ -209,6 +240,8 @@ Plan build_cpu() {
   add_pair(p, rng, "cpu.view.t_s", sc[0], "F16", "cpu", Role::View, View::Transposed, View::ColumnSliced);
   add_pair(p, rng, "cpu.view.o_t", sc[1], "F16", "cpu", Role::View, View::Offset, View::Transposed);
   add_pair(p, rng, "cpu.view.s_o", sc[3], "F16", "cpu", Role::View, View::ColumnSliced, View::Offset);
+  add_near_repeat(p, "cpu.near_a", sc[0], "cpu", 'a');
+  add_near_repeat(p, "cpu.near_b", sc[7], "cpu", 'b');  // the tall class: a long operand, a change far into it
   if (has_check("kernel.cpu"))  // which operators ran inside the op: a contiguous float16 product, and one of views
     for (const char* of : {"cpu.f16.0.0", "cpu.view.t_s.0"})
       p.probe({{"kind", "kernels"}, {"name", std::string("kernels.") + of}, {"of", of}});
@@ -243,6 +276,8 @@ Plan build_cuda() {
   add_pair(p, rng, "cuda.view.t_s", sc[0], "F16", "cuda", Role::View, View::Transposed, View::ColumnSliced);
   add_pair(p, rng, "cuda.view.o_t", sc[1], "F16", "cuda", Role::View, View::Offset, View::Transposed);
   add_pair(p, rng, "cuda.view.s_o", sc[3], "F16", "cuda", Role::View, View::ColumnSliced, View::Offset);
+  add_near_repeat(p, "cuda.near_a", sc[0], "cuda", 'a');
+  add_near_repeat(p, "cuda.near_b", sc[7], "cuda", 'b');
   if (has_check("stream.cuda"))
     for (const char* of : {"cuda.f16.0.0", "cuda.f16.7.0"})  // a small product and a tall one
       p.probe({{"kind", "stream"}, {"name", std::string("stream.") + of}, {"of", of}});
@@ -431,6 +466,7 @@ std::string Call::text() const {
   note("b", view_b);
   if (!views.empty()) t += " (" + views + ")";
   if (!same_tensors_as.empty()) t += " [new values in the same tensors]";
+  if (!near_repeat_of.empty()) t += " [the values of the call before, but " + changed + "]";
   return t;
 }
 

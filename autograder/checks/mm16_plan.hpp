@@ -36,6 +36,8 @@ struct Call {
   Matrix a, b;              // the operands' values, as the op sees them
   View view_a = View::Contiguous, view_b = View::Contiguous;
   std::string same_tensors_as;  // non-empty: the values were copied into that call's tensors (same data pointers)
+  std::string near_repeat_of;   // non-empty: that call's values but one element (new tensors): `changed` says which
+  std::string changed;          // "a[i, j]" or "b[i, j]"
   int64_t M() const { return a.rows; }
   int64_t K() const { return a.cols; }
   int64_t N() const { return b.cols; }
