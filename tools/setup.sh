@@ -143,7 +143,7 @@ fi
 # --- Python with torch -----------------------------------------------------------------------------------------
 if [ -n "${COURSE_PYTHON:-}" ]; then
   python=$(command -v "$COURSE_PYTHON") || die "COURSE_PYTHON=$COURSE_PYTHON is not an executable"
-  "$python" -c 'import torch, safetensors' 2>/dev/null ||
+  "$python" -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("torch") and u.find_spec("safetensors")))' 2>/dev/null ||
     die "COURSE_PYTHON=$python cannot import torch and safetensors; install them there or unset COURSE_PYTHON to build a venv"
   say "using the already-installed torch of $python (no venv)"
 else
@@ -161,7 +161,10 @@ else
 fi
 
 # --- torch's CUDA must be nvcc's CUDA major (checked before the download for the pins; here for the torch itself) ---
-torch_info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda or "none")')
+# read from torch/version.py without importing torch (an import costs seconds, and every command runs the set-up)
+torch_info=$("$python" -c 'import importlib.util, os, runpy
+v = runpy.run_path(os.path.join(os.path.dirname(importlib.util.find_spec("torch").origin), "version.py"))
+print(v["__version__"], v.get("cuda") or "none")')
 torch_version=${torch_info% *}; torch_cuda=${torch_info#* }
 read -r range_low range_high < <(sed -n 's/^# torch-range: *\([0-9.]*\) *\([0-9.]*\).*/\1 \2/p' "$req" | head -1)
 if ! "$python" - "$torch_version" "$range_low" "$range_high" <<'PY'

@@ -9,6 +9,8 @@ from typing import NoReturn
 ROOT = Path(os.environ.get("COURSE_ROOT", Path(__file__).resolve().parents[2]))
 BUILD = Path(os.environ.get("COURSE_BUILD_DIR", ROOT / "build"))
 STATE_DIR = Path(os.environ.get("COURSE_STATE_DIR", ROOT / ".course"))
+# the student's grades (what `list` reads): theirs, not the build's, so a rebuild or a toolkit switch keeps them
+GRADES = STATE_DIR / "grades"
 
 
 def say(msg: str) -> None:

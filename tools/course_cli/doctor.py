@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from .common import ROOT, say
+from .exercises import exercise_ids, load_exercise
 
 
 def find_course_python() -> str | None:
@@ -36,6 +37,11 @@ def toolkit_adds() -> str:
             parts.append(f"{ex} {len(needs)}")
     return (f"{rows} rows worth {points:g} points (by exercise: {', '.join(parts)}): the CUDA kernels, their "
             "cubin and PTX, and every row that runs on a GPU")
+
+
+def gpu_points() -> float:
+    """The points of every exercise's checks that need a CUDA device (exercise.json, the one source)."""
+    return sum(c["points"] for ex in exercise_ids() for c in load_exercise(ex)["checks"] if c.get("cuda"))
 
 
 def run_quiet(argv: list[str], timeout: float = 60) -> tuple[int, str]:
@@ -66,12 +72,23 @@ def cmd_doctor(args) -> int:
     py = find_course_python()
     torch_cuda = None
     if py:
-        rc, out = run_quiet([py, "-c", "import torch, safetensors; print(torch.__version__, torch.version.cuda)"], 120)
+        rc, out = run_quiet([py, "-c", "import torch, safetensors; n = torch.cuda.device_count(); "
+                             "print(n, torch.cuda.get_device_name(0) if n else '-'); "
+                             "print(torch.__version__, torch.version.cuda)"], 120)
         ok = rc == 0
         if ok:
+            gpu_line, out = out.splitlines()[-2], out.splitlines()[-1]
             torch_cuda = out.split()[-1]
+            gpus, gpu_name = gpu_line.split(" ", 1)
         check("python + torch", ok, f"{py}: torch {out}" if ok else out.splitlines()[-1] if out else py,
               f"{py} -m pip install -r requirements/course.txt")
+        if ok:
+            needs = gpu_points()
+            check("CUDA GPU", gpus != "0", f"{gpus} x {gpu_name}" if gpus != "0" else
+                  f"none visible to torch: {needs:g} points of the course's checks run only on a GPU; here they are "
+                  "SKIPPED (not passed), and `./course grade` says `not done` for those exercises",
+                  "grade the CUDA exercises on a machine with an NVIDIA GPU and its driver (nvidia-smi lists it)",
+                  False)
     else:
         check("python + torch", False, "no course venv and COURSE_PYTHON is unset",
               "tools/setup.sh   (creates the venv; or export COURSE_PYTHON=/path/to/python-with-torch)")

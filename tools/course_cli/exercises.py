@@ -1,6 +1,7 @@
 """Exercises: the ids (folders of exercises/ with an exercise.json), their metadata, and short names resolved."""
 from __future__ import annotations
 
+import difflib
 import sys
 
 from .common import ROOT, die
@@ -16,8 +17,12 @@ def exercise_ids() -> list[str]:
 def load_exercise(ex: str) -> dict:
     path = ROOT / "exercises" / ex / "exercise.json"
     if not path.is_file():
-        known = ", ".join(exercise_ids()) or "none"
-        die(f"no exercise '{ex}' (known: {known}); `./course list` shows them all")
+        ids = exercise_ids()
+        names = {i.split("_", 1)[-1]: i for i in ids}  # a typo of a name (cpuu) or of an id (03_cpuu)
+        close = difflib.get_close_matches(ex, list(names) + ids, n=1, cutoff=0.7)
+        fix = f"did you mean {names.get(close[0], close[0])}? " if close else ""
+        die(f"no exercise '{ex}': {fix}the exercises are {', '.join(ids) or 'none'} (a number or name works too: "
+            f"./course grade 3, ./course grade cpu)")
     try:
         return course_metadata.load(ex, ROOT)
     except course_metadata.MetadataError as e:

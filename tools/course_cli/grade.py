@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import concurrent.futures as futures
+import json
 import sys
+from pathlib import Path
 
-from .common import BUILD, ROOT
+from .common import BUILD, GRADES, ROOT, say
 from .exercises import resolve_exercise
 from .judge import JudgeRun, load_toolchain, run_judge
+
+# `./course grade`'s exit status when every check that ran passed but some points could not be graded here (no GPU,
+# no CUDA toolkit): the exercise is not done, and a script must not read it as done (the judge itself exits 0)
+NOT_DONE = 3
 
 
 def exit_status(rc: int) -> int:
@@ -15,15 +21,40 @@ def exit_status(rc: int) -> int:
     return 128 - rc if rc < 0 else rc
 
 
+def not_done(out: Path | str) -> str:
+    """'' when the grade in `out` graded every point; else the line that says how many points this machine could
+    not grade and why (rows.json's not_graded, written by the judge)."""
+    try:
+        rows = json.loads((Path(out) / "rows.json").read_text())
+        ng = rows.get("not_graded") or {}
+        points = float(ng.get("points", 0) or 0)
+        why = {str(k): float(v) for k, v in (ng.get("why") or {}).items()}
+        total = float(rows.get("points_total", rows.get("max_score", 0)) or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ""
+    if points <= 0:
+        return ""
+    reasons = ", ".join(f"{p:g} {reason}" for reason, p in sorted(why.items())) or f"{points:g} not graded"
+    return (f"not done: {points:g} of {total:g} points need what this machine lacks ({reasons}); they are SKIPPED "
+            f"above, not passed. Grade it where they can run (a machine with an NVIDIA GPU and the CUDA toolkit)")
+
+
 def cmd_grade(args) -> int:
     # with --course-root the exercise is that course's: the judge looks it up there (and says if it does not exist)
     ex = args.exercise if args.course_root else resolve_exercise(args.exercise)
     submission = args.submission if args.submission is not None else ROOT / "exercises" / ex
-    run = run_judge(ex, submission, args.out, show="stream", seed=args.seed, worker_timeout=args.worker_timeout,
+    out = Path(args.out) if args.out else GRADES / ex  # the student's grades: what `./course list` reads
+    run = run_judge(ex, submission, out, show="stream", seed=args.seed, worker_timeout=args.worker_timeout,
                     color=not args.no_color, toolchain=args.toolchain, course_root=args.course_root,
                     list_checks=args.list, protections=args.protections, require_cuda=args.require_cuda,
                     doctest_args=args.doctest_args)
-    return exit_status(run.returncode)
+    status = exit_status(run.returncode)
+    if status == 0 and not (args.list or args.protections):
+        line = not_done(out)
+        if line:
+            say(line)
+            return NOT_DONE
+    return status
 
 
 def cmd_grade_solutions(args) -> int:

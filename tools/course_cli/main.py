@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 from . import batch, bench, doctor, grade, gradescope, mutants, student, synthetic
+from .common import die
+from .exercises import resolve_exercise
 
 # exit status of `check-args` after it printed a command's --help: ./course stops there, successfully
 HELP_SHOWN = 3
@@ -39,15 +42,16 @@ positive_float.__name__ = "positive number"
 
 def p_grade(p: argparse.ArgumentParser) -> None:
     p.description = ("Grades exercise EX: the judge builds the submission folder DIR (default: exercises/EX, your "
-                     "work), runs the exercise's checks and prints their table. Exit status: 0 only if every check "
-                     "that ran passed (a check that needs a GPU is SKIPPED on a machine without one: it neither "
-                     "passes nor fails), 1 if one failed, 2 on a usage error.")
+                     "work), runs the exercise's checks and prints their table. Exit status: 0 when every check ran "
+                     "and passed; 1 if one failed; 2 on a usage error; 3 when every check that ran passed but some "
+                     "could not run here (a check that needs a GPU is SKIPPED on a machine without one: it neither "
+                     "passes nor fails, and the exercise is not done).")
     p.epilog = ("Options may come before or after EX and DIR. Whatever follows `--` goes to the judge's doctest "
                 "unchanged. The judge itself: build/judge --help.")
     p.add_argument("exercise", metavar="EX", help="the exercise: its id (02_schema), number (2) or name (schema)")
     p.add_argument("submission", metavar="DIR", nargs="?", help="the folder to grade (default: exercises/EX)")
     p.add_argument("--out", metavar="DIR", help="where table.txt, junit.xml, results.json and rows.json go "
-                   "(default: build/grades/EX, what `./course list` reads)")
+                   "(default: .course/grades/EX, what `./course list` reads; kept across rebuilds)")
     p.add_argument("--seed", metavar="N", type=nonnegative_int,
                    help="seed of the inputs the judge chooses (default: random, printed under the table)")
     p.add_argument("--worker-timeout", metavar="S", type=positive_float,
@@ -80,7 +84,7 @@ def p_hint(p: argparse.ArgumentParser) -> None:
 def p_watch(p: argparse.ArgumentParser) -> None:
     p.add_argument("exercise")
     p.add_argument("--dir", help="folder to watch and grade (default exercises/EX)")
-    p.add_argument("--out", help="where the grade goes (default build/grades/EX, what `list` reads)")
+    p.add_argument("--out", help="where the grade goes (default .course/grades/EX, what `list` reads)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
     p.add_argument("--no-initial", action="store_true", help="do not grade once at start")
     p.add_argument("--once-after-change", action="store_true", help="grade once after the first change, then exit")
@@ -212,9 +216,17 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
 PASS_THROUGH = {"grade"}
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line: what is wrong, and where the options are listed (argparse's own prints the whole
+    usage first)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def parser_for(name: str) -> argparse.ArgumentParser:
     what, add_arguments, fn = COMMANDS[name]
-    p = argparse.ArgumentParser(prog=f"./course {name}", description=what[:1].upper() + what[1:] + ".")
+    p = OneLineParser(prog=f"./course {name}", description=what[:1].upper() + what[1:] + ".")
     add_arguments(p)
     p.set_defaults(fn=fn)
     return p
@@ -232,6 +244,25 @@ def parse(name: str, argv: list[str]) -> argparse.Namespace:
     if name in PASS_THROUGH:
         args.doctest_args = rest
     return args
+
+
+def check_operands(args: argparse.Namespace) -> str | None:
+    """What the parser cannot see, checked before the set-up and the build: the exercise exists, the folders named
+    exist. Each problem ends the process with one line and status 2 (common.die). Returns the exercise's id, if the
+    command names one."""
+    if getattr(args, "course_root", None):
+        return None  # another course's exercise: the judge looks it up there
+    ex = getattr(args, "exercise", None)
+    if isinstance(ex, str):
+        ex = resolve_exercise(ex)
+    for attr, what in (("submission", "submission folder"), ("dir", "folder to watch"),
+                       ("submissions", "folder of submissions")):
+        folder = getattr(args, attr, None)
+        if folder is not None and not Path(folder).is_dir():
+            hint = (f"leave it out to grade your work in exercises/{ex}" if attr == "submission" and ex else
+                    "give an existing folder")
+            die(f"no {what} '{folder}': {hint}")
+    return ex
 
 
 def overview() -> str:
@@ -253,9 +284,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"course: unknown command '{rest[0] if rest else ''}'", file=sys.stderr)
             return 2
         try:
-            parse(rest[0], rest[1:])
+            ex = check_operands(parse(rest[0], rest[1:]))
         except SystemExit as e:
             return HELP_SHOWN if e.code in (0, None) else int(e.code)
+        if ex:
+            print(f"exercise={ex}")  # ./course builds what grading this exercise needs (grader_EX)
         return 0
     if name not in COMMANDS:
         print(f"course: unknown command '{name}'\n{overview()}", file=sys.stderr)

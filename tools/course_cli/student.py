@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from .common import BUILD, ROOT, STATE_DIR, die, say
+from .common import GRADES, ROOT, STATE_DIR, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, stub_files
+from .grade import not_done
 from .judge import run_judge
 
 
@@ -48,6 +49,10 @@ def snapshot_pristine() -> None:
 
 def cmd_snapshot_stubs(args) -> int:
     snapshot_pristine()
+    # which exercises have their copies: ./course skips this command while the folders of exercises/ are these
+    stamp = STATE_DIR / "pristine" / ".exercises"
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text("\n".join(sorted(p.name for p in (ROOT / "exercises").iterdir())) + "\n")
     return 0
 
 
@@ -68,7 +73,8 @@ def save_state(state: dict) -> None:
 
 # --- list ------------------------------------------------------------------------------------------------------------
 def progress(ex: str) -> tuple[str, str]:
-    """(status, detail): done / failing / not started / not graded."""
+    """(status, detail): done / failing / not done (every check that ran passed, some points could not be graded
+    here) / not started / not graded."""
     folder = ROOT / "exercises" / ex
     names = stub_files(ex)
     unchanged = True
@@ -80,7 +86,7 @@ def progress(ex: str) -> tuple[str, str]:
             break
     if unchanged:
         return "not started", "the stub is untouched"
-    rows_file = BUILD / "grades" / ex / "rows.json"
+    rows_file = GRADES / ex / "rows.json"
     try:
         rows = json.loads(rows_file.read_text())
     except (OSError, ValueError):
@@ -89,9 +95,10 @@ def progress(ex: str) -> tuple[str, str]:
     stale = " (edited since)" if newest > rows_file.stat().st_mtime else ""
     score = f"{rows.get('score', 0):g}/{rows.get('max_score', 0):g}"
     if rows.get("failed", 1) == 0:
-        skipped = rows.get("skipped", 0)
-        note = f", {skipped} skipped (no GPU)" if skipped else ""
-        return "done", f"{score}{note}{stale}"
+        ng = rows.get("not_graded") if isinstance(rows.get("not_graded"), dict) else {}
+        if float(ng.get("points", 0) or 0) > 0:
+            return "not done", f"{score}, {ng['points']:g} more points not graded here (no GPU or toolkit){stale}"
+        return "done", f"{score}{stale}"
     failing = [r["id"] for r in rows.get("rows", []) if r.get("status") == "FAIL"]
     return "failing", f"{score}, failing: {', '.join(failing[:4])}{' ...' if len(failing) > 4 else ''}{stale}"
 
@@ -106,7 +113,7 @@ def cmd_list(args) -> int:
     for ex in ids:
         status, detail = progress(ex)
         counts[status] = counts.get(status, 0) + 1
-        mark = {"done": "[x]", "failing": "[!]", "not graded": "[~]"}.get(status, "[ ]")
+        mark = {"done": "[x]", "failing": "[!]", "not graded": "[~]", "not done": "[~]"}.get(status, "[ ]")
         title = load_exercise(ex).get("title", "")
         say(f"{mark} {ex:<{width}}  {status:<11}  {title}: {detail}")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -197,7 +204,7 @@ def snapshot(folder: Path) -> dict:
 def cmd_watch(args) -> int:
     ex = resolve_exercise(args.exercise)
     folder = Path(args.dir) if args.dir else ROOT / "exercises" / ex
-    out_dir = Path(args.out) if args.out else BUILD / "grades" / ex
+    out_dir = Path(args.out) if args.out else GRADES / ex
     say(f"watching {folder} (every {args.interval:g} s); save a file to regrade, Ctrl-C to stop")
     status = 0
     graded = 0
@@ -219,7 +226,7 @@ def cmd_watch(args) -> int:
             status = run_judge(ex, folder, out_dir, show="progress", lead_with_build_error=True).returncode
             graded += 1
             if status == 0:
-                say(f"all checks of {ex} pass. `./course list` shows what is next")
+                say(not_done(out_dir) or f"all checks of {ex} pass. `./course list` shows what is next")
             if args.once_after_change:
                 break
     except KeyboardInterrupt:

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -44,21 +45,34 @@ try:
                       (["grade", "--out"], "argument --out: expected one argument"),
                       (["grade"], "required: EX")):
         rc, out = run(bad, env=env)
-        expect(rc == 2 and "usage: ./course grade" in out and says in out, f"{bad[1:]}: a usage error ({says})")
+        expect(rc == 2 and says in out and "--help` lists the options" in out and len(out.strip().splitlines()) == 1,
+               f"{bad[1:]}: a usage error in one line, with where the options are ({says})")
     expect(not (tmp / "bogus").exists(), "an unknown option grades nothing")
     rc, out = run(["grade", "--help"], env=env)
     expect(rc == 0 and all(o in out for o in ("--out DIR", "--seed N", "--worker-timeout S", "--no-color")),
            "--help explains the options")
 
     # ./course itself checks the arguments before the set-up and the build (which it would otherwise run first)
+    # every usage error is one line with the fix, exit 2, in under 2 s: an unknown exercise (with the closest one), a
+    # folder that does not exist, a bad option, an unknown command
     for args, want_rc, says in ((["grade", "02_schema", "--bogus"], 2, "unrecognized arguments: --bogus"),
                                 (["grade", "--help"], 0, "--worker-timeout S"),
-                                (["batch", "--jobs"], 2, "argument --jobs/-j: expected one argument")):
+                                (["batch", "--jobs"], 2, "argument --jobs/-j: expected one argument"),
+                                (["grade", "99_nope"], 2, "no exercise '99_nope'"),
+                                (["grade", "schemaa"], 2, "did you mean 02_schema?"),
+                                (["grade", "03_cpu", "/nonexistent"], 2, "no submission folder '/nonexistent'"),
+                                (["watch", "3", "--dir", "/nonexistent"], 2, "no folder to watch '/nonexistent'"),
+                                (["batch", "/nonexistent"], 2, "no folder of submissions '/nonexistent'"),
+                                (["gradee", "3"], 2, "unknown command 'gradee'")):
+        t0 = time.monotonic()
         r = subprocess.run([str(SOURCE / "course")] + args, env=env, capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - t0
         out = r.stdout + r.stderr
-        print(f"$ ./course {' '.join(args)}  -> {r.returncode}\n{out}")
+        print(f"$ ./course {' '.join(args)}  -> {r.returncode} in {took:.1f} s\n{out}")
         expect(r.returncode == want_rc and says in out and "setup:" not in out,
                f"./course {' '.join(args)}: answered before any set-up")
+        expect(want_rc == 0 or (len(out.strip().splitlines()) == 1 and took < 2),
+               f"./course {' '.join(args)}: one line, in under 2 s ({took:.1f} s)")
     print("ok: grade")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

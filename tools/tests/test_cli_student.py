@@ -27,7 +27,7 @@ try:
         src.write_text(original + "\n// my work\n")
         rc, out = run(["list"], env=env)
         expect("not graded" in out, "an edited, never graded exercise says so")
-        grades = build / "grades" / ex
+        grades = root / ".course" / "grades" / ex  # the student's, outside build/: a rebuild keeps them
         grades.mkdir(parents=True)
         rows = {"exercise": ex, "score": 3, "max_score": 8, "passed": 2, "failed": 3, "skipped": 0,
                 "rows": [{"id": "schema.mm16", "status": "FAIL"}, {"id": "build", "status": "PASS"}]}
@@ -44,6 +44,17 @@ try:
         os.utime(src, (time.time() - 100, time.time() - 100))
         rc, out = run(["list"], env=env)
         expect(re.search(rf"{ex}\s+done", out) and "8/8" in out, "a passing grade is done")
+        # every row that ran passed, but points were not graded here (no GPU): not done
+        rows.update(not_graded={"points": 4, "why": {"needs a CUDA device": 4}})
+        (grades / "rows.json").write_text(json.dumps(rows))
+        rc, out = run(["list"], env=env)
+        expect(re.search(rf"{ex}\s+not done", out) and "4 more points not graded here" in out,
+               "a grade with points not graded here is not done")
+        rows.pop("not_graded")
+        (grades / "rows.json").write_text(json.dumps(rows))
+        shutil.rmtree(build, ignore_errors=True)  # a rebuild (a toolkit switch) starts from an empty build folder
+        rc, out = run(["list"], env=env)
+        expect(re.search(rf"{ex}\s+done", out), "the grades outlive the build folder")
         src.write_text(original)
         rc, out = run(["list"], env=env)
         expect(re.search(rf"{ex}\s+not started", out), "back to the stub: not started again")
@@ -71,7 +82,8 @@ try:
         rc, out = run(["hint", ex], env=env)
         expect(f"hint 1/{len(hints)}" in out and "hint 2/" not in out, "--reset starts over")
         rc, out = run(["hint", "99_nothing"], env=env)
-        expect(rc == 2 and "known:" in out and "02_schema" in out, "an unknown exercise lists the known ones")
+        expect(rc == 2 and "the exercises are" in out and "02_schema" in out and len(out.strip().splitlines()) == 1,
+               "an unknown exercise lists the known ones, in one line")
 
     elif what == "reset":
         rc, out = run(["reset", ex], env=env)

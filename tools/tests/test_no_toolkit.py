@@ -83,7 +83,8 @@ rows, out = grade("03_cpu", "exercises/03_cpu", 1)
 expect(by_status(rows, "FAIL") and "TODO(student)" in out, "03's stub fails, naming its TODO")
 
 for ex in ("04_cuda", "07_testing", "08_profiling"):
-    rows, out = grade(ex, f"solutions/{ex}", 0)
+    # every row that ran passed, but points were not graded here: not done, and the exit status says so (3)
+    rows, out = grade(ex, f"solutions/{ex}", 3)
     skipped = by_status(rows, "SKIPPED")
     expect(skipped == toolkit_rows(ex) and by_status(rows, "FAIL") == set(),
            f"{ex}'s reference: the rows that ran pass, the toolkit's rows ({sorted(toolkit_rows(ex))}) are SKIPPED")
@@ -92,6 +93,7 @@ for ex in ("04_cuda", "07_testing", "08_profiling"):
     points = sum(c["points"] for c in metadata(ex)["checks"] if c["toolkit"])
     expect(rows["not_graded"]["why"] == {"needs the CUDA toolkit": points} and "NOT GRADED HERE" in out,
            f"{ex}: the totals say {points:g} points were not graded, and why")
+    expect(f"not done: {points:g} of " in out, f"{ex}: the last line says the exercise is not done ({points:g} points)")
     if ex == "04_cuda":
         build_row = next(row for row in rows["rows"] if row["id"] == "build")
         expect("CPU sources only" in build_row["detail"], "04's build row says its CUDA sources were not compiled")
