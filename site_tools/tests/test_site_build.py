@@ -7,7 +7,9 @@ value the run did not log, a text file it did not write, a profiler column its t
 does not name the run's machine, and a summary whose figure no longer matches its logs each stop the build, by name.
 A fenced block the fence extension did not read as one (it would show as raw text) stops it too.
 
-Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py).
+Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py),
+and a link to PyTorch's versioned documentation names the X.Y of the torch it was checked against, today the pinned
+2.14.1 (docs.pytorch.org/docs/2.14/, not /stable/ nor another version).
 
 usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram | gpu_evidence | sources"""
 import os
@@ -128,6 +130,16 @@ def test_sources():
         ("a link in the prose that is not among the page's sources",
          lambda tmp: _append(tmp, page, "\nSee [another page](https://example.org/another) for more.\n"),
          "https://example.org/another is not among the page's sources"),
+        # PyTorch's documentation is versioned: a page checked against the pinned torch links that version's pages
+        ("a PyTorch documentation link to another version than the pinned torch's",
+         lambda tmp: _append(tmp, page, "\n## Read more\n\n- [torch.library, 2.13](https://docs.pytorch.org/docs/2.13/"
+                                        "library.html): older. (checked 2026-12-05 against torch 2.14.1)\n"),
+         "https://docs.pytorch.org/docs/2.13/library.html links PyTorch's documentation of '2.13', not of torch "
+         "2.14.1 it was checked against"),
+        ("a PyTorch documentation link to /docs/stable/ (it moves on without the page)",
+         lambda tmp: _append(tmp, page, "\n## Read more\n\n- [torch.library](https://docs.pytorch.org/docs/stable/"
+                                        "library.html): stable. (checked 2026-12-05 against torch 2.14.1)\n"),
+         "write https://docs.pytorch.org/docs/2.14/library.html"),
     ]
     _each_stops_the_build("sources", breakages, naming="01_custom_op.md")
     with tempfile.TemporaryDirectory() as tmp:
