@@ -23,7 +23,10 @@ def test_build(site_dir):
     status, output = build_site(COURSE_ROOT, site_dir)
     print(output)
     assert status == 0, f"the site build (mkdocs build --strict) failed (exit {status}); its output is above"
-    for page in ("index.html", "01_custom_op/index.html", "02_schema/index.html", "search/search_index.json",
+    # pages are NAME.html (use_directory_urls: false), and the search index is also a script (Material's offline
+    # plugin): both so that the site works opened from disk (file://), which the browser test checks
+    for page in ("index.html", "01_custom_op.html", "02_schema.html", "glossary/opcheck.html",
+                 "search/search_index.json", "search/search_index.js",
                  "assets/katex/katex.min.js", "assets/katex/contrib/auto-render.min.js"):
         assert os.path.isfile(os.path.join(site_dir, page)), f"the built site has no {page}"
     print(f"site/build: the strict build passed; site in {site_dir}")
