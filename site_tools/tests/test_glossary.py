@@ -167,8 +167,10 @@ def check(root=COURSE_ROOT):
         measured = sec.get("Measured", "")
         cited = EVIDENCE.findall(measured)
         # a run's rows rendered from its summary.json (```gpu-rows FOLDER, <!-- gpu-row|gpu-case|gpu-run: FOLDER ... -->)
+        # (`newest`: each row from the newest run that logged it, which the build finds and names)
         for folders in re.findall(r"^```gpu-rows[ \t]+(\S+)|<!-- gpu-(?:row|case|run): (\S+) ", measured, re.M):
-            cited += [f"evidence/gpu/{folder}/summary.json" for folder in folders if folder]
+            cited += [f"evidence/gpu/{folder}/summary.json" if folder != "newest" else "evidence/gpu"
+                      for folder in folders if folder]
         for path in cited:
             if not os.path.exists(os.path.join(root, path)):
                 problems.append(f"{page}: Measured cites {path}, which does not exist")

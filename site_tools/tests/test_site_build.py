@@ -4,7 +4,8 @@ message that names it, and so does a diagram too wide to read.
 
 A page's GPU figures come from the run's summary.json: a citation of evidence that does not exist, a row or a measured
 value the run did not log, a text file it did not write, a profiler column its table lacks, a figure on a page that
-does not name the run's machine, and a summary whose figure no longer matches its logs each stop the build, by name.
+does not name the run's machine, a summary whose figure no longer matches its logs, and a reference row quoted from an
+older run than the newest that logged it (two pages would show different figures) each stop the build, by name.
 A fenced block the fence extension did not read as one (it would show as raw text) stops it too.
 
 Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py),
@@ -112,6 +113,12 @@ def test_gpu_evidence():
          lambda tmp: _append(tmp, os.path.join("chapters", "04_cuda.md"),
                              '\n<!-- gpu-quote: 2026-12-05-cuda-cases probes.log "during capture returned 0" -->\n'),
          "probes.log does not contain 'during capture returned 0'"),
+        # the glossary once showed "4 invalid calls raised" from this run while the chapters showed 6: a row is
+        # quoted from the newest run that logged it (`newest`), never from an older one
+        ("a reference row quoted from an older run than the newest that logged it",
+         lambda tmp: _append(tmp, page, f"\n<!-- gpu-row: {run} 04_cuda contract.cpu -->\n"),
+         f"row contract.cpu of 04_cuda is quoted from {run}, but the newer run "
+         "evidence/gpu/2026-12-05-chapter-figures-hang logged it too"),
         ("a measured value on a page that does not name the run's machine",
          lambda tmp: _append(tmp, page, f"\n<!-- gpu-figure: {figures_run} profile.mm16_calls -->\n"),
          f"needs a <!-- gpu-run: {figures_run} --> mark"),
