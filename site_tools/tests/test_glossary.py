@@ -12,8 +12,10 @@ check (default):
   code, inline code, comments, grader transcripts and its list of sources) is listed there, so a reader of the term
   finds every chapter they meet it in;
 - every page's front matter validates against site_tools/page_meta.schema.json (glossary pages must have it), and
-  every term has a hover definition in chapters/glossary/abbreviations.md.
-catches: each breakage the check exists for (a dangling term link, a "Where you meet this" chapter that never uses
+  every term has a hover definition in chapters/glossary/abbreviations.md;
+- what pages say about the course is true (page_claims.py): every chapter named is in mkdocs.yml's nav, no page
+  promises a chapter the nav lacks, and hints or reference solutions said to be below, or in every chapter, are.
+catches: each breakage the check exists for (page_claims.PLANTED, and a dangling term link, a "Where you meet this" chapter that never uses
   the term, a chapter that uses the term but is not listed, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
   schema) is planted in a temporary copy of the course and must be reported by name; the dangling link and the
   schema violation must also stop the strict MkDocs build, naming the page and the link or the field.
@@ -268,11 +270,14 @@ def check(root=COURSE_ROOT):
 
 
 def main_check():
+    import page_claims
+
     problems, n = check()
+    problems += page_claims.check()
     for p in problems:
         print("FAIL:", p)
-    print(f"site/glossary: {n} term pages, their links from the chapters and their front matter checked, "
-          f"{len(problems)} problem(s)")
+    print(f"site/glossary: {n} term pages, their links from the chapters and their front matter, and the pages' "
+          f"claims about chapters and hints checked, {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
@@ -355,9 +360,13 @@ def main_catches():
                     print(f"caught by the strict build too: {what}: {line.strip()}")
             with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
                 f.write(original)
+    import page_claims
+
+    missed += page_claims.catches()
     for m in missed:
         print("FAIL:", m)
-    print(f"site/glossary_catches: {len(PLANTED)} planted breakages, {len(missed)} problem(s)")
+    print(f"site/glossary_catches: {len(PLANTED) + len(page_claims.PLANTED)} planted breakages, {len(missed)} "
+          "problem(s)")
     return 1 if missed else 0
 
 
