@@ -148,7 +148,13 @@ def compare(mk_site, zs_site):
         lines.append(f"| {what} | {a} | {b}{'' if a == b else ' (differs)'} |")
     for what, rel in [("KaTeX (assets/katex/katex.min.js, by the site command)", "assets/katex/katex.min.js"),
                       ("search index search/search_index.json (MkDocs)", "search/search_index.json"),
-                      ("search index search.json (Zensical)", "search.json"), ("sitemap.xml", "sitemap.xml"),
+                      ("search index search.json (Zensical)", "search.json"),
+                      ("search index as a script, search/search_index.js (Material's offline plugin: search from "
+                       "file://)", "search/search_index.js"),
+                      ("pages as NAME.html, 01_custom_op.html (use_directory_urls: false: links work from file://)",
+                       "01_custom_op.html"),
+                      ("the search worker's file:// stand-in, assets/iframe-worker.js (extra.polyfills)",
+                       "assets/iframe-worker.js"), ("sitemap.xml", "sitemap.xml"),
                       ("404.html", "404.html")]:
         have = ["yes" if os.path.isfile(os.path.join(s, rel)) else "no" for s in (mk_site, zs_site)]
         lines.append(f"| {what} | {have[0]} | {have[1]} |")
