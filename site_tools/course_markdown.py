@@ -20,7 +20,9 @@ both run the Python-Markdown extensions mkdocs.yml names, so these steps survive
   run wrote, a <!-- gpu-quote: FOLDER FILE "WORDS" --> mark WORDS as code, once the build has found them in the file,
   and <!-- gpu-run: FOLDER --> (required beside them) names the machine, the date and the file. A page that
   names an evidence file that does not exist, or a row, figure, file or folder the summary lacks, or a summary that no
-  longer matches its logs, stops the build.
+  longer matches its logs, stops the build. A reference solution's row is shown from the newest run that logged it:
+  FOLDER `newest` in a gpu-rows block or a gpu-row mark takes each row from that run and names it beside the row, and
+  a page that names an older run for a row a newer run has logged stops the build (two pages cannot disagree).
 
 Python-Markdown does not tell an extension which page it renders: `_page` asks the engine (MkDocs 1.x's relpath tree
 processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothing else here knows which engine runs.
@@ -144,14 +146,33 @@ def _gpu_evidence(markdown, page):
         except ev.EvidenceError as e:
             raise SiteError(f"{src}: {e}") from None
 
-    def row(s, exercise, row_id):
+    def row(folder, exercise, row_id):
+        """(summary, row): from the run named, or the newest that logged it; a named run that a newer one has
+        superseded for this row stops the build."""
         try:
-            return ev.reference_row(s, exercise, row_id)
+            if folder == ev.NEWEST:
+                return ev.newest_reference_row(exercise, row_id)
+            s = summary(folder)
+            r = ev.reference_row(s, exercise, row_id)
+            newer = ev.newer_reference_row(s, exercise, row_id)
         except ev.EvidenceError as e:
             raise SiteError(f"{src}: {e}") from None
+        if newer is not None:
+            raise SiteError(f"{src}: row {row_id} of {exercise} is quoted from {folder}, but the newer run "
+                            f"{newer['folder']} logged it too: quote the newest run (write `{ev.NEWEST}` for the "
+                            f"folder), so that no two pages show different runs' figures for it")
+        return s, r
+
+    def cited(s, exercise):
+        return ev.machine_line(s, s["reference_logs"].get(exercise))
 
     def without_gpu(s, exercise, row_id):
-        case = s["cases_without_gpu"].get(f"{exercise}/reference")
+        if s is None:  # `newest`: the newest run that graded the reference without the GPU
+            s, case, file = ev.newest_without_gpu(exercise)
+            if s is not None:
+                no_gpu_runs.append(ev.machine_line(s, file))
+        else:
+            case = s["cases_without_gpu"].get(f"{exercise}/reference")
         if case is not None:
             if row_id in case["skipped"]:
                 return "SKIPPED: needs a CUDA device (not graded, not passed)"
@@ -159,7 +180,8 @@ def _gpu_evidence(markdown, page):
         meta = _exercise(exercise, page)
         check = next((c for c in meta["checks"] if c["id"] == row_id), None)
         if check is None or check.get("cuda"):
-            raise SiteError(f"{src}: {s['folder']} has no run of {exercise} without a GPU to show {row_id} from")
+            raise SiteError(f"{src}: {s['folder'] if s else 'no run'} has no run of {exercise} without a GPU to show "
+                            f"{row_id} from")
         return f"PASS (a CPU row: CI grades planted `{exercise}/reference` on every commit)"
 
     def needs_run(folder, what):
@@ -168,23 +190,36 @@ def _gpu_evidence(markdown, page):
                             "names the machine, the date and the file")
 
     def table(m):
-        s = summary(m.group(1))
+        folder, newest = m.group(1), m.group(1) == ev.NEWEST
         lines = ["| what it shows | row | on the GPU | without a GPU |", "| --- | --- | --- | --- |"]
+        runs = []
+        no_gpu_runs.clear()
         for line in m.group(2).strip().splitlines():
             cells = [c.strip() for c in line.split("|")]
             if len(cells) != 3:
                 raise SiteError(f"{src}: a gpu-rows line is 'what it shows | EXERCISE | ROW', not {line!r}")
             what, exercise, row_id = cells
-            r = row(s, exercise, row_id)
-            lines.append(f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])} | "
-                         f"{without_gpu(s, exercise, row_id)} |")
-        return "\n".join(lines) + f"\n\nRendered from the run's summary: {ev.machine_line(s)}."
+            s, r = row(folder, exercise, row_id)
+            if cited(s, exercise) not in runs:
+                runs.append(cited(s, exercise))
+            run_no = f" [{runs.index(cited(s, exercise)) + 1}]" if newest else ""
+            lines.append(f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])}"
+                         f"{run_no} | {without_gpu(None if newest else s, exercise, row_id)} |")
+        if not newest:
+            return "\n".join(lines) + f"\n\nRendered from the run's summary: {ev.machine_line(summary(folder))}."
+        no_gpu = sorted(set(no_gpu_runs))
+        return ("\n".join(lines) + "\n\nEach row from the newest run that logged it: "
+                + "; ".join(f"[{i}] {run}" for i, run in enumerate(runs, 1))
+                + (f". Without a GPU: {'; '.join(no_gpu)}." if no_gpu else "."))
 
     def mark(m):
-        s = summary(m.group(1))
-        r = row(s, m.group(2), m.group(3))
-        needs_run(m.group(1), "gpu-row")
-        return f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
+        folder = m.group(1)
+        s, r = row(folder, m.group(2), m.group(3))
+        shown = f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
+        if folder == ev.NEWEST:  # the run is named here, not by a gpu-run mark
+            return f"{shown}, in the newest run that logged it: {cited(s, m.group(2))}"
+        needs_run(folder, "gpu-row")
+        return shown
 
     def case(m):
         s = summary(m.group(1))
@@ -245,6 +280,7 @@ def _gpu_evidence(markdown, page):
         mark = "'" if '"' in title else '"'  # superfences takes no escaped quote in a title
         return f"```text title={mark}{title.replace(mark, '`')}{mark}\n" + "\n".join(lines) + "\n```"
 
+    no_gpu_runs = []  # the runs a `newest` table's "without a GPU" column came from
     runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
     markdown = _GPU_TEXT.sub(text, markdown)
     markdown = _GPU_FIGURE.sub(figure, markdown)

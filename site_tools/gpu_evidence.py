@@ -11,9 +11,15 @@ to FOLDER/summary.json (the run writes it too). The site's pages quote GPU figur
 ```gpu-rows block or a <!-- gpu-row: FOLDER EXERCISE ROW --> mark is rendered from summary.json, a
 <!-- gpu-figure: FOLDER KEY.PATH --> mark from its "figures", a ```gpu-text FOLDER FILE block from the file itself, each
 with the machine, the date and the file; a name the summary lacks stops the build. Nothing here is retyped by hand.
+
+A reference solution's row is shown from the newest run that logged it (`newest_reference_row`): a page names the
+folder `newest` and gets it, and a page that names an older run for a row a newer run has logged stops the build, so
+two pages cannot show two runs' figures for the same row. A run logs reference tables in main.log (`./course main`)
+and in hang-reference.txt (tools/gpu/time_hang.sh grades 04's reference solution with the judge's default settings).
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -77,6 +83,11 @@ def _verdicts(md: Path) -> dict:
 
 
 FIGURES = "chapter-figures/figures.json"  # tools/gpu/chapter_figures.py writes it
+# the files of a run that hold judge tables of the reference solutions (solutions/EXERCISE), in the order they are read
+# (a later file's table of an exercise replaces an earlier one's): `./course main`'s log, and time_hang.sh's grade of
+# 04's reference
+REFERENCE_LOGS = ("main.log", "hang-reference.txt")
+NEWEST = "newest"  # the folder a page names to get a row from the newest run that logged it
 
 
 def summarize(folder: Path) -> dict:
@@ -86,15 +97,18 @@ def summarize(folder: Path) -> dict:
     # the run writes its logs outside the clone (run_on_gpu.sh LOGS); the site reads the copy under evidence/gpu/
     shown = folder.resolve().relative_to(ROOT) if folder.resolve().is_relative_to(ROOT) else folder
     summary = {"folder": str(shown), "date": folder.name[:10], "started": _started(folder), "machine": _machine(folder),
-               "references": {}, "cases": {}, "cases_without_gpu": {}}
+               "references": {}, "reference_logs": {}, "cases": {}, "cases_without_gpu": {}}
     if (folder / FIGURES).is_file():
         figures = json.loads((folder / FIGURES).read_text())
         if figures.get("machine") != summary["machine"]:  # one run, one machine: a figure copied in from elsewhere
             raise EvidenceError(f"{summary['folder']}/{FIGURES} names the machine {figures.get('machine')}, "
                                 f"summary.txt {summary['machine']}")
         summary["figures"] = figures
-    if (folder / "main.log").is_file():
-        summary["references"] = _tables(folder / "main.log")
+    for log in REFERENCE_LOGS:
+        if (folder / log).is_file():
+            for exercise, rows in _tables(folder / log).items():
+                summary["references"][exercise] = rows
+                summary["reference_logs"][exercise] = log
     for md in sorted(folder.glob("verdicts-*.md")):  # one table per step of the run (gpu-cases, cuda-cases, ...)
         summary["cases_without_gpu" if md.stem.endswith("-no-gpu") else "cases"].update(_verdicts(md))
     return summary
@@ -131,7 +145,46 @@ def reference_row(summary: dict, exercise: str, row: str) -> dict:
     try:
         return summary["references"][exercise][row]
     except KeyError:
-        raise EvidenceError(f"{summary['folder']}/main.log has no row {row} of {exercise}") from None
+        logs = "/".join(REFERENCE_LOGS)
+        raise EvidenceError(f"{summary['folder']}/{summary['reference_logs'].get(exercise, logs)} has no row {row} of "
+                            f"{exercise}") from None
+
+
+def _order(summary: dict) -> tuple:
+    return summary["date"], summary["started"], summary["folder"]
+
+
+@functools.lru_cache(maxsize=None)
+def _runs() -> tuple:
+    """Every committed run's summary, oldest first (by date and start time)."""
+    return tuple(sorted((load(p.parent.name) for p in EVIDENCE.glob("*/summary.json")), key=_order))
+
+
+def newest_reference_row(exercise: str, row: str) -> tuple:
+    """(summary, row) of the newest run whose reference tables hold ROW of EXERCISE."""
+    found = [s for s in _runs() if row in s["references"].get(exercise, {})]
+    if not found:
+        raise EvidenceError(f"no run under evidence/gpu/ logged row {row} of {exercise}'s reference solution")
+    return found[-1], found[-1]["references"][exercise][row]
+
+
+def newer_reference_row(summary: dict, exercise: str, row: str):
+    """The newest run that logged ROW of EXERCISE after SUMMARY's run did, or None."""
+    newest, _ = newest_reference_row(exercise, row)
+    return newest if _order(newest) > _order(summary) else None
+
+
+def newest_without_gpu(exercise: str):
+    """(summary, verdict, file) of the newest run that graded EXERCISE's reference without the GPU, the verdicts table
+    it is in; (None, None, None) if none did."""
+    case = f"{exercise}/reference"
+    found = [s for s in _runs() if case in s["cases_without_gpu"]]
+    if not found:
+        return None, None, None
+    s = found[-1]
+    tables = sorted((ROOT / s["folder"]).glob("verdicts-*-no-gpu.md"))
+    file = next((t.name for t in tables if case in _verdicts(t)), "")
+    return s, s["cases_without_gpu"][case], file
 
 
 def figure(summary: dict, path: str):
@@ -162,7 +215,7 @@ def machine_line(summary: dict, file: str | None = None) -> str:
     """The machine, the date and the file the figures come from (main.log, else the run's folder)."""
     m = summary["machine"]
     if file is None:
-        file = "main.log" if summary["references"] else ""
+        file = "main.log" if "main.log" in summary["reference_logs"].values() else ""
     return (f"{m['gpu']}, driver {m['driver']}, CUDA {m['cuda']}, torch {m['torch']}; {summary['date']}; "
             f"`{summary['folder']}{'/' + file if file else ''}`")
 

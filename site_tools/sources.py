@@ -10,6 +10,13 @@ for. A link in the page's prose must be one of its listed sources, so the list i
 references. The site's build (course_markdown.py) stops on a bullet without its note or a prose link not listed, and
 warns when the course's pinned torch (requirements/course.txt) is newer than a page's sources were checked against;
 `python site_tools/sources_due.py` lists the pages due for a re-check.
+
+A link to PyTorch's versioned documentation (https://docs.pytorch.org/docs/X.Y/...) names the X.Y of the torch its
+note says it was checked against, the pinned torch when the page is up to date: a source checked against torch
+2.14.1 links https://docs.pytorch.org/docs/2.14/..., never /docs/stable/ (which moves on to the next release without
+the page) nor another version; the build stops on one that does not. A newer pin only warns (above), and the re-check
+it asks for updates the note and the link together. The tutorials (docs.pytorch.org/tutorials/) have no versioned
+address and are left as they are.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ SOURCE_SECTIONS = ("Read more", "Sources", "Upstream documentation")
 CHECKED = re.compile(r"\(checked (\d{4}-\d{2}-\d{2}) against torch (\d+\.\d+(?:\.\d+)?)\)")
 _URL = re.compile(r"https?://[^\s)>\]`\"']+")
 _FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.S | re.M)
+_TORCH_DOCS = re.compile(r"^https?://(?:docs\.)?pytorch\.org/docs/([^/#?]+)")
 
 
 @dataclass
@@ -48,6 +56,11 @@ def pinned_torch(root: str = ROOT) -> str:
 
 def _strip(url: str) -> str:
     return url.split("#")[0].rstrip("/.,;:")
+
+
+def torch_docs_version(torch: str) -> str:
+    """The X.Y of docs.pytorch.org/docs/X.Y/ that documents torch X.Y.Z."""
+    return ".".join(torch.split("+")[0].split(".")[:2])
 
 
 def page_sources(text: str) -> tuple[list[Source], list[str]]:
@@ -97,6 +110,12 @@ def page_sources(text: str) -> tuple[list[Source], list[str]]:
             close_item()
             prose_urls += [(n, u) for u in _URL.findall(line)]
     close_item()
+    for s in sources:  # a prose link is one of these (below), so it is checked here
+        version, docs = _TORCH_DOCS.match(s.url), torch_docs_version(s.torch)
+        if version and version.group(1) != docs:
+            problems.append(f"line {s.line}: {s.url} links PyTorch's documentation of '{version.group(1)}', not of "
+                            f"torch {s.torch} it was checked against: write https://docs.pytorch.org/docs/{docs}/"
+                            f"{s.url[version.end():].lstrip('/')}")
     for n, u in prose_urls:
         if _strip(u) not in listed:
             problems.append(f"line {n}: {u} is not among the page's sources: list it, with when it was checked, "

@@ -101,14 +101,27 @@ def build_zensical(copy, site, strict_off=False):
     return status, out, secs
 
 
+def page_key(rel):
+    """A built page's name in either layout: NAME.html (mkdocs.yml's use_directory_urls: false) and NAME/index.html
+    (an engine that ignores it) are both "NAME/", the home page "" (so the two sites compare page by page)."""
+    rel = rel.replace(os.sep, "/")
+    if rel == "index.html" or rel.endswith("/index.html"):
+        return rel[:-len("index.html")]
+    return rel[:-len(".html")] + "/"
+
+
 def pages(site):
     out = {}
     for d, _, names in os.walk(site):
         rel = os.path.relpath(d, site)
-        if "index.html" in names and not rel.startswith("assets"):
-            with open(os.path.join(d, "index.html"), encoding="utf-8") as f:
+        if rel.split(os.sep)[0] in ("assets", "search"):
+            continue
+        for name in names:
+            if not name.endswith(".html") or (rel == "." and name == "404.html"):
+                continue
+            with open(os.path.join(d, name), encoding="utf-8") as f:
                 m = ARTICLE.search(f.read())
-            out["" if rel == "." else rel + "/"] = m.group(1) if m else ""
+            out[page_key(os.path.normpath(os.path.join(rel, name)))] = m.group(1) if m else ""
     return out
 
 
@@ -135,7 +148,13 @@ def compare(mk_site, zs_site):
         lines.append(f"| {what} | {a} | {b}{'' if a == b else ' (differs)'} |")
     for what, rel in [("KaTeX (assets/katex/katex.min.js, by the site command)", "assets/katex/katex.min.js"),
                       ("search index search/search_index.json (MkDocs)", "search/search_index.json"),
-                      ("search index search.json (Zensical)", "search.json"), ("sitemap.xml", "sitemap.xml"),
+                      ("search index search.json (Zensical)", "search.json"),
+                      ("search index as a script, search/search_index.js (Material's offline plugin: search from "
+                       "file://)", "search/search_index.js"),
+                      ("pages as NAME.html, 01_custom_op.html (use_directory_urls: false: links work from file://)",
+                       "01_custom_op.html"),
+                      ("the search worker's file:// stand-in, assets/iframe-worker.js (extra.polyfills)",
+                       "assets/iframe-worker.js"), ("sitemap.xml", "sitemap.xml"),
                       ("404.html", "404.html")]:
         have = ["yes" if os.path.isfile(os.path.join(s, rel)) else "no" for s in (mk_site, zs_site)]
         lines.append(f"| {what} | {have[0]} | {have[1]} |")

@@ -8,11 +8,15 @@ check (default):
 - Measured cites only evidence files that exist (evidence/gpu/...), or says "No measurement of its own: see
   chapter N"; every source says when it was checked and against which torch;
 - each chapter a term page lists under "Where you meet this" mentions the term (its `term` or one of its `aliases`,
-  in prose) and links its first use to the term page;
+  in prose) and links its first use to the term page; and the reverse: every chapter whose prose uses the term (outside
+  code, inline code, comments, grader transcripts and its list of sources) is listed there, so a reader of the term
+  finds every chapter they meet it in;
 - every page's front matter validates against site_tools/page_meta.schema.json (glossary pages must have it), and
-  every term has a hover definition in chapters/glossary/abbreviations.md.
-catches: each breakage the check exists for (a dangling term link, a "Where you meet this" chapter that never uses
-  the term, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
+  every term has a hover definition in chapters/glossary/abbreviations.md;
+- what pages say about the course is true (page_claims.py): every chapter named is in mkdocs.yml's nav, no page
+  promises a chapter the nav lacks, and hints or reference solutions said to be below, or in every chapter, are.
+catches: each breakage the check exists for (page_claims.PLANTED, and a dangling term link, a "Where you meet this" chapter that never uses
+  the term, a chapter that uses the term but is not listed, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
   schema) is planted in a temporary copy of the course and must be reported by name; the dangling link and the
   schema violation must also stop the strict MkDocs build, naming the page and the link or the field.
 publish_refuses: site_tools/publish_check.py and the site command's publish mode (build_site.py --publish) refuse to
@@ -30,7 +34,7 @@ from sitelib import COURSE_ROOT, build_site, copy_course
 
 sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
 import page_meta  # noqa: E402
-from sources import CHECKED  # noqa: E402  the note every source carries (site_tools/sources.py)
+from sources import CHECKED, SOURCE_SECTIONS  # noqa: E402  the note every source carries (site_tools/sources.py)
 
 SECTIONS = ["Why it matters", "Measured", "Related terms", "Where you meet this", "Sources", "Byline"]
 NOT_TERMS = ("index.md", "abbreviations.md")
@@ -67,6 +71,44 @@ def prose(text):
             continue
         out.append(line)
     return "\n".join(out)
+
+
+def first_use(text, names):
+    """(line number, line) of the first use of one of `names` in the page's running prose: outside fenced blocks,
+    inline code, comments, grader transcripts and the page's list of sources (a link title there is not a use); None
+    if the page never uses them."""
+    fence, comment, transcript, section = None, False, False, None
+    for no, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if fence:
+            if s.startswith(fence) and s.strip(fence[0]) == "":
+                fence = None
+            continue
+        m = FENCE.match(line)
+        if m:
+            fence = m.group(1)
+            continue
+        if comment:
+            comment = "-->" not in line
+            continue
+        if s.startswith("<!--"):
+            comment = "-->" not in s
+            continue
+        if '<div class="grader-output"' in line:
+            transcript = True
+        if transcript:
+            transcript = "</div>" not in line
+            continue
+        head = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if head:
+            section = head.group(1)
+            continue
+        if section in SOURCE_SECTIONS:
+            continue
+        flat = re.sub(r"[*_]{1,2}(?=\w)|(?<=\w)[*_]{1,2}", "", re.sub(r"`[^`]*`", "``", line))
+        if any(re.search(r"(?<![\w-])%s(?![\w])" % re.escape(n), flat, re.I) for n in names if n):
+            return no, s
+    return None
 
 
 def mentions(text, names):
@@ -167,8 +209,10 @@ def check(root=COURSE_ROOT):
         measured = sec.get("Measured", "")
         cited = EVIDENCE.findall(measured)
         # a run's rows rendered from its summary.json (```gpu-rows FOLDER, <!-- gpu-row|gpu-case|gpu-run: FOLDER ... -->)
+        # (`newest`: each row from the newest run that logged it, which the build finds and names)
         for folders in re.findall(r"^```gpu-rows[ \t]+(\S+)|<!-- gpu-(?:row|case|run): (\S+) ", measured, re.M):
-            cited += [f"evidence/gpu/{folder}/summary.json" for folder in folders if folder]
+            cited += [f"evidence/gpu/{folder}/summary.json" if folder != "newest" else "evidence/gpu"
+                      for folder in folders if folder]
         for path in cited:
             if not os.path.exists(os.path.join(root, path)):
                 problems.append(f"{page}: Measured cites {path}, which does not exist")
@@ -197,6 +241,18 @@ def check(root=COURSE_ROOT):
             elif page not in linked.get(crel, set()):
                 problems.append(f"{page}: 'Where you meet this' lists {crel}, which does not link the term's first "
                                 f"use to {os.path.basename(page)}")
+        # the reverse: a chapter that uses the term is listed (chapter 9 was thought to use "custom operator"; the
+        # rule found chapters 3 to 7 using dispatcher, schema, fake tensor and profiler without being listed)
+        listed = {os.path.normpath(os.path.join(os.path.dirname(full), t.split("#")[0])) for t in where}
+        for chapter in sorted(p for p in pages if os.path.dirname(p) == chapters_dir
+                              and os.path.basename(p) != "index.md"):
+            if chapter in listed:
+                continue
+            with open(chapter, encoding="utf-8") as f:
+                use = first_use(f.read(), names)
+            if use:
+                problems.append(f"{page}: {rel(chapter)} uses the term (line {use[0]}: {use[1][:80]!r}) but "
+                                f"'Where you meet this' does not list it")
         sources = [l for l in sec.get("Sources", "").split("\n- ") if l.strip()]
         if not sources:
             problems.append(f"{page}: Sources lists nothing")
@@ -214,11 +270,14 @@ def check(root=COURSE_ROOT):
 
 
 def main_check():
+    import page_claims
+
     problems, n = check()
+    problems += page_claims.check()
     for p in problems:
         print("FAIL:", p)
-    print(f"site/glossary: {n} term pages, their links from the chapters and their front matter checked, "
-          f"{len(problems)} problem(s)")
+    print(f"site/glossary: {n} term pages, their links from the chapters and their front matter, and the pages' "
+          f"claims about chapters and hints checked, {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
@@ -233,6 +292,9 @@ PLANTED = [
     ("a chapter listed under 'Where you meet this' that does not link the term", "chapters/06_autograd.md",
      "[negative control](glossary/negative-control.md)", "negative control",
      ["negative-control.md", "chapters/06_autograd.md", "does not link"]),
+    ("a chapter that uses the term, missing from 'Where you meet this'", "chapters/glossary/cuda-stream.md",
+     "- [Chapter 4, The CUDA kernel](../04_cuda.md)", "- (chapter 4 left out)",
+     ["cuda-stream.md", "chapters/04_cuda.md uses the term", "does not list it"]),
     ("a section of the seed renamed", "chapters/glossary/opcheck.md",
      "## Why it matters", "## Why this matters",
      ["opcheck.md", "not the seed's sections in order"]),
@@ -298,9 +360,13 @@ def main_catches():
                     print(f"caught by the strict build too: {what}: {line.strip()}")
             with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
                 f.write(original)
+    import page_claims
+
+    missed += page_claims.catches()
     for m in missed:
         print("FAIL:", m)
-    print(f"site/glossary_catches: {len(PLANTED)} planted breakages, {len(missed)} problem(s)")
+    print(f"site/glossary_catches: {len(PLANTED) + len(page_claims.PLANTED)} planted breakages, {len(missed)} "
+          "problem(s)")
     return 1 if missed else 0
 
 

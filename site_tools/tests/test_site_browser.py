@@ -4,6 +4,10 @@ working search, the light/dark toggle, and no request leaving 127.0.0.1; a gloss
 definition as Material's tooltip on hover. Saves screenshots of two chapters and a glossary page in the light and the
 dark scheme, and of the tooltip.
 
+The same site opened from disk (file://SITE_DIR/index.html, as a student opens site/index.html without a server):
+a click on a chapter in the navigation opens that chapter, and typing a glossary term into the search box lists the
+term's page (mkdocs.yml: use_directory_urls: false and Material's offline plugin), with no request to any server.
+
 usage: test_site_browser.py SITE_DIR SCREENSHOT_DIR
 Exit 77 (ctest: skipped) only when Chromium or its driver is not installed, and it says so loudly."""
 import functools
@@ -20,9 +24,12 @@ CHROMIUM = [os.environ.get("COURSE_CHROMIUM", ""), "/usr/bin/chromium", "/usr/bi
 DRIVER = [os.environ.get("COURSE_CHROMEDRIVER", ""), "/usr/bin/chromedriver"]
 # Two chapters that show every kind of content: prose, an admonition, a diagram, code regions, math (06); a term page
 # of the glossary in the seed's form (definition, Measured from the GPU evidence, sources, byline).
-SCREENSHOT_PAGES = ["04_cuda/", "06_autograd/", "glossary/custom-operator/"]
-TOOLTIP_PAGE = "05_fake/"  # a chapter whose prose uses glossary terms (fake tensor, Meta kernel, graph break)
+SCREENSHOT_PAGES = ["04_cuda.html", "06_autograd.html", "glossary/custom-operator.html"]
+TOOLTIP_PAGE = "05_fake.html"  # a chapter whose prose uses glossary terms (fake tensor, Meta kernel, graph break)
 SCREENSHOT_SIZE = (1440, 2000)  # tall enough to reach past the first diagram
+# From disk: the navigation link followed, what the chapter's title says, and the glossary term searched for
+FILE_NAV_TARGET, FILE_NAV_TITLE = "01_custom_op.html", "What a custom operator is"
+FILE_SEARCH_TERM, FILE_SEARCH_PAGE = "negative control", "glossary/negative-control.html"
 
 
 def first_existing(paths):
@@ -57,11 +64,15 @@ def make_driver(chromium, chromedriver):
 
 
 def pages(site_dir):
+    """Every page of the site, as its path relative to SITE_DIR (index.html, 01_custom_op.html, glossary/opcheck.html)."""
     out = []
     for dirpath, _, names in os.walk(site_dir):
-        if "index.html" in names and "assets" not in os.path.relpath(dirpath, site_dir).split(os.sep):
-            rel = os.path.relpath(dirpath, site_dir)
-            out.append("" if rel == "." else rel.replace(os.sep, "/") + "/")
+        rel = os.path.relpath(dirpath, site_dir)
+        if rel.split(os.sep)[0] in ("assets", "search"):
+            continue
+        for name in names:
+            if name.endswith(".html") and not (rel == "." and name == "404.html"):
+                out.append(os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/"))
     return sorted(out)
 
 
@@ -91,7 +102,7 @@ def check_page(driver, base, page, problems):
     driver.get(url)
     wait_for(driver, "return document.readyState === 'complete'", what=f"{url} to load")
     time.sleep(0.3)  # scripts subscribed to Material's document$ run just after load
-    name = page or "index"
+    name = page
 
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE":
@@ -195,6 +206,70 @@ def check_tooltip(driver, base, shots, problems):
     return path
 
 
+def check_from_disk(driver, site_dir, shots, problems):
+    """The site opened from disk, as a student opens site/index.html: follow the navigation to a chapter, then search
+    for a glossary term; no http(s) request at all. Returns the screenshot of the search's results."""
+    import pathlib
+
+    from selenium.webdriver.common.by import By
+
+    driver.get_log("performance")  # what the HTTP pages asked for is checked above: start afresh
+    driver.get_log("browser")
+    home = pathlib.Path(site_dir, "index.html").as_uri()
+    driver.get(home)
+    wait_for(driver, "return document.readyState === 'complete'", what=f"{home} to load")
+    links = [a for a in driver.find_elements(By.CSS_SELECTOR, f".md-nav a.md-nav__link[href$='{FILE_NAV_TARGET}']")
+             if a.is_displayed()]
+    if not links:
+        problems.append(f"file://: the home page's navigation shows no link to {FILE_NAV_TARGET}")
+        return None
+    href = links[0].get_attribute("href")
+    links[0].click()
+    try:
+        wait_for(driver, f"return location.href.endsWith('{FILE_NAV_TARGET}') && document.readyState === 'complete'",
+                 what=f"the navigation link {href} to open")
+        title = driver.execute_script("return (document.querySelector('.md-content h1') || {}).textContent || ''")
+        if FILE_NAV_TITLE not in title:
+            problems.append(f"file://: following the navigation to {href} shows {title!r}, not the chapter "
+                            f"({FILE_NAV_TITLE!r}): a link that names a folder opens a file listing from disk")
+    except AssertionError:
+        problems.append(f"file://: clicking the navigation link {href} did not open it (the page is still "
+                        f"{driver.current_url})")
+        return None
+
+    box = driver.find_element(By.CSS_SELECTOR, "input.md-search__input")
+    if not box.is_displayed():
+        button = driver.find_element(By.CSS_SELECTOR, "label.md-header__button[for='__search']")
+        if not button.is_displayed():  # Material hides search when its worker cannot start
+            problems.append("file://: the page opened from disk shows no search box (Material hides it when its "
+                            "search worker cannot start)")
+            return None
+        button.click()
+    box.click()
+    box.send_keys(FILE_SEARCH_TERM)
+    try:
+        wait_for(driver, "return Array.from(document.querySelectorAll('.md-search-result__item a'))"
+                         f".some(a => a.href.includes('{FILE_SEARCH_PAGE}'))", timeout=20,
+                 what=f"a search result linking {FILE_SEARCH_PAGE}")
+    except AssertionError:
+        meta = driver.execute_script("return (document.querySelector('.md-search-result__meta')||{}).textContent")
+        links = driver.execute_script(
+            "return Array.from(document.querySelectorAll('.md-search-result__item a')).map(a => a.href)")
+        problems.append(f"file://: searching {FILE_SEARCH_TERM!r} does not list {FILE_SEARCH_PAGE} (the result line "
+                        f"says {meta!r}; results: {links[:5]}): search does not work opened from disk")
+    path = os.path.join(shots, "file-search.png")
+    driver.save_screenshot(path)
+    for entry in driver.get_log("browser"):
+        if entry.get("level") == "SEVERE":
+            problems.append(f"file://: console error: {entry.get('message')}")
+    remote = [u for u in requests_seen(driver) if u.startswith(("http:", "https:", "ws:", "wss:"))]
+    if remote:
+        problems.append(f"file://: the site opened from disk asked a server for {sorted(set(remote))[:10]}")
+    print(f"file://: {home} -> {href} ({FILE_NAV_TITLE!r}); search {FILE_SEARCH_TERM!r} lists {FILE_SEARCH_PAGE}"
+          if not any(p.startswith("file://") for p in problems) else "file://: see the problems below")
+    return path
+
+
 def set_scheme(driver, scheme):
     """Clicks Material's toggle until the page shows `scheme` (default = light, slate = dark)."""
     from selenium.webdriver.common.by import By
@@ -241,22 +316,26 @@ def main():
             if not totals[k]:
                 problems.append(f"no page has any {k}: the check of it proves nothing")
         results = check_search(driver, base, problems)
+        missing = [p for p in SCREENSHOT_PAGES + [TOOLTIP_PAGE] if p not in all_pages]
+        if missing:  # e.g. NAME/index.html: a site built with directory URLs, which file:// links do not open
+            problems.append(f"the site has no {', '.join(missing)} (pages are NAME.html: mkdocs.yml's "
+                            "use_directory_urls: false)")
 
         os.makedirs(shots, exist_ok=True)
         saved = []
         driver.set_window_size(*SCREENSHOT_SIZE)
-        for page in SCREENSHOT_PAGES:
+        for page in [p for p in SCREENSHOT_PAGES if p not in missing]:
             driver.get(base + page)
             wait_for(driver, "return document.readyState === 'complete'", what=page)
             for scheme, label in (("default", "light"), ("slate", "dark")):
                 set_scheme(driver, scheme)
                 time.sleep(0.5)
-                path = os.path.join(shots, f"{page.strip('/').replace('/', '-')}-{label}.png")
+                path = os.path.join(shots, f"{page[:-len('.html')].replace('/', '-')}-{label}.png")
                 driver.save_screenshot(path)
                 saved.append(path)
         set_scheme(driver, "default")
         driver.set_window_size(1440, 900)
-        tooltip_shot = check_tooltip(driver, base, shots, problems)
+        tooltip_shot = check_tooltip(driver, base, shots, problems) if TOOLTIP_PAGE not in missing else None
         if tooltip_shot:
             saved.append(tooltip_shot)
 
@@ -269,6 +348,9 @@ def main():
         if not any("/assets/katex/fonts/" in u for u in local) or not any("search" in u for u in local):
             problems.append(f"the network log missed the KaTeX fonts or the search index ({len(local)} local "
                             "requests seen): the check of outside requests proves nothing")
+        file_shot = check_from_disk(driver, site_dir, shots, problems)
+        if file_shot:
+            saved.append(file_shot)
     finally:
         driver.quit()
         server.shutdown()

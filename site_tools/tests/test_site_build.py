@@ -4,10 +4,13 @@ message that names it, and so does a diagram too wide to read.
 
 A page's GPU figures come from the run's summary.json: a citation of evidence that does not exist, a row or a measured
 value the run did not log, a text file it did not write, a profiler column its table lacks, a figure on a page that
-does not name the run's machine, and a summary whose figure no longer matches its logs each stop the build, by name.
+does not name the run's machine, a summary whose figure no longer matches its logs, and a reference row quoted from an
+older run than the newest that logged it (two pages would show different figures) each stop the build, by name.
 A fenced block the fence extension did not read as one (it would show as raw text) stops it too.
 
-Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py).
+Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py),
+and a link to PyTorch's versioned documentation names the X.Y of the torch it was checked against, today the pinned
+2.14.1 (docs.pytorch.org/docs/2.14/, not /stable/ nor another version).
 
 usage: test_site_build.py build SITE_DIR | broken_snippet | wide_diagram | gpu_evidence | sources"""
 import os
@@ -21,7 +24,10 @@ def test_build(site_dir):
     status, output = build_site(COURSE_ROOT, site_dir)
     print(output)
     assert status == 0, f"the site build (mkdocs build --strict) failed (exit {status}); its output is above"
-    for page in ("index.html", "01_custom_op/index.html", "02_schema/index.html", "search/search_index.json",
+    # pages are NAME.html (use_directory_urls: false), and the search index is also a script (Material's offline
+    # plugin): both so that the site works opened from disk (file://), which the browser test checks
+    for page in ("index.html", "01_custom_op.html", "02_schema.html", "glossary/opcheck.html",
+                 "search/search_index.json", "search/search_index.js",
                  "assets/katex/katex.min.js", "assets/katex/contrib/auto-render.min.js"):
         assert os.path.isfile(os.path.join(site_dir, page)), f"the built site has no {page}"
     print(f"site/build: the strict build passed; site in {site_dir}")
@@ -107,6 +113,12 @@ def test_gpu_evidence():
          lambda tmp: _append(tmp, os.path.join("chapters", "04_cuda.md"),
                              '\n<!-- gpu-quote: 2026-12-05-cuda-cases probes.log "during capture returned 0" -->\n'),
          "probes.log does not contain 'during capture returned 0'"),
+        # the glossary once showed "4 invalid calls raised" from this run while the chapters showed 6: a row is
+        # quoted from the newest run that logged it (`newest`), never from an older one
+        ("a reference row quoted from an older run than the newest that logged it",
+         lambda tmp: _append(tmp, page, f"\n<!-- gpu-row: {run} 04_cuda contract.cpu -->\n"),
+         f"row contract.cpu of 04_cuda is quoted from {run}, but the newer run "
+         "evidence/gpu/2026-12-05-chapter-figures-hang logged it too"),
         ("a measured value on a page that does not name the run's machine",
          lambda tmp: _append(tmp, page, f"\n<!-- gpu-figure: {figures_run} profile.mm16_calls -->\n"),
          f"needs a <!-- gpu-run: {figures_run} --> mark"),
@@ -128,6 +140,16 @@ def test_sources():
         ("a link in the prose that is not among the page's sources",
          lambda tmp: _append(tmp, page, "\nSee [another page](https://example.org/another) for more.\n"),
          "https://example.org/another is not among the page's sources"),
+        # PyTorch's documentation is versioned: a page checked against the pinned torch links that version's pages
+        ("a PyTorch documentation link to another version than the pinned torch's",
+         lambda tmp: _append(tmp, page, "\n## Read more\n\n- [torch.library, 2.13](https://docs.pytorch.org/docs/2.13/"
+                                        "library.html): older. (checked 2026-12-05 against torch 2.14.1)\n"),
+         "https://docs.pytorch.org/docs/2.13/library.html links PyTorch's documentation of '2.13', not of torch "
+         "2.14.1 it was checked against"),
+        ("a PyTorch documentation link to /docs/stable/ (it moves on without the page)",
+         lambda tmp: _append(tmp, page, "\n## Read more\n\n- [torch.library](https://docs.pytorch.org/docs/stable/"
+                                        "library.html): stable. (checked 2026-12-05 against torch 2.14.1)\n"),
+         "write https://docs.pytorch.org/docs/2.14/library.html"),
     ]
     _each_stops_the_build("sources", breakages, naming="01_custom_op.md")
     with tempfile.TemporaryDirectory() as tmp:
