@@ -19,7 +19,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sitelib import COURSE_ROOT, copy_course  # noqa: E402
+from sitelib import COURSE_ROOT, copy_course, plant  # noqa: E402
 
 NUMBERED = re.compile(r"\bchapters?\s+(\d+)((?:\s*(?:,|and|or|to|-)\s*\d+)*)", re.I)
 PROMISE = re.compile(r"\b(?:a|an|the)\s+(?:later|future|coming|upcoming|forthcoming)\s+chapters?\b[^.;:]*", re.I)
@@ -136,16 +136,6 @@ PLANTED = [
      "<!-- hints: 05_fake -->", "",
      ["chapters/index.md", "says every chapter has hints, but 05_fake.md has none"]),
 ]
-
-
-def plant(tmp, path, old, new):
-    full = os.path.join(tmp, path)
-    with open(full, encoding="utf-8") as f:
-        text = f.read()
-    assert old in text, f"the planted case expects {old!r} in {path}: the page has changed, update PLANTED"
-    with open(full, "w", encoding="utf-8") as f:
-        f.write(text.replace(old, new, 1))
-    return text
 
 
 def catches():

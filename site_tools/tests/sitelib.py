@@ -22,6 +22,17 @@ SNIPPET_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$')
 REGION_MARK = re.compile(r"--8<--\s+\[(start|end):([A-Za-z0-9_.-]+)\]")
 
 
+def plant(tmp, path, old, new):
+    """Replaces the first `old` of the copy's file `path` by `new` (a planted breakage); returns the file as it was."""
+    full = os.path.join(tmp, path)
+    with open(full, encoding="utf-8") as f:
+        text = f.read()
+    assert old in text, f"the planted case expects {old!r} in {path}: the page has changed, update PLANTED"
+    with open(full, "w", encoding="utf-8") as f:
+        f.write(text.replace(old, new, 1))
+    return text
+
+
 def build_site(project_dir, site_dir):
     """Runs the site command of the course at project_dir (its site_tools/build_site.py: `mkdocs build --strict`,
     then KaTeX); returns (exit status, combined output)."""

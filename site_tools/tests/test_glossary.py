@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from sitelib import COURSE_ROOT, build_site, copy_course
+from sitelib import COURSE_ROOT, build_site, copy_course, plant
 
 sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
 import page_meta  # noqa: E402
@@ -45,38 +45,9 @@ NO_MEASUREMENT = re.compile(r"No measurement of its own: see chapter \d+")
 ABBR = re.compile(r"^\*\[([^\]]+)\]:\s*\S")
 
 
-def prose(text):
-    """The text a reader reads as prose: fenced blocks, HTML comments and grader transcripts removed."""
-    out, fence, comment, transcript = [], None, False, False
-    for line in text.splitlines():
-        s = line.strip()
-        if fence:
-            if s.startswith(fence) and s.strip(fence[0]) == "":
-                fence = None
-            continue
-        m = FENCE.match(line)
-        if m:
-            fence = m.group(1)
-            continue
-        if comment:
-            comment = "-->" not in line
-            continue
-        if s.startswith("<!--"):
-            comment = "-->" not in s
-            continue
-        if '<div class="grader-output"' in line:
-            transcript = True
-        if transcript:
-            transcript = "</div>" not in line
-            continue
-        out.append(line)
-    return "\n".join(out)
-
-
-def first_use(text, names):
-    """(line number, line) of the first use of one of `names` in the page's running prose: outside fenced blocks,
-    inline code, comments, grader transcripts and the page's list of sources (a link title there is not a use); None
-    if the page never uses them."""
+def prose_lines(text):
+    """(line number, line, the section it is in) of the text a reader reads as prose: fenced blocks, HTML comments
+    and grader transcripts left out; headings set the section and are not yielded."""
     fence, comment, transcript, section = None, False, False, None
     for no, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -102,12 +73,24 @@ def first_use(text, names):
         head = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
         if head:
             section = head.group(1)
-            continue
-        if section in SOURCE_SECTIONS:
+        yield no, line, section, bool(head)
+
+
+def prose(text):
+    """The text a reader reads as prose (headings included): fenced blocks, HTML comments and transcripts removed."""
+    return "\n".join(line for _, line, _, _ in prose_lines(text))
+
+
+def first_use(text, names):
+    """(line number, line) of the first use of one of `names` in the page's running prose: outside fenced blocks,
+    inline code, comments, grader transcripts and the page's list of sources (a link title there is not a use); None
+    if the page never uses them."""
+    for no, line, section, heading in prose_lines(text):
+        if heading or section in SOURCE_SECTIONS:
             continue
         flat = re.sub(r"[*_]{1,2}(?=\w)|(?<=\w)[*_]{1,2}", "", re.sub(r"`[^`]*`", "``", line))
         if any(re.search(r"(?<![\w-])%s(?![\w])" % re.escape(n), flat, re.I) for n in names if n):
-            return no, s
+            return no, line.strip()
     return None
 
 
@@ -321,16 +304,6 @@ BUILD_STOPS = {
     "a dangling term link in a chapter": ["01_custom_op.md", "glossary/no-such-term.md"],
     "front matter with a bad field value": ["glossary/dispatcher.md", "'reviewers'"],
 }
-
-
-def plant(tmp, path, old, new):
-    full = os.path.join(tmp, path)
-    with open(full, encoding="utf-8") as f:
-        text = f.read()
-    assert old in text, f"the planted case expects {old!r} in {path}: the page has changed, update PLANTED"
-    with open(full, "w", encoding="utf-8") as f:
-        f.write(text.replace(old, new, 1))
-    return text
 
 
 def main_catches():
