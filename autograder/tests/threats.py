@@ -44,6 +44,16 @@ run ("on the GPU (...)": the machine, the date and the run's folder under `evide
 command regenerates it; `site_tools/gpu_evidence.py` orders the runs). This table fails to generate while that run
 shows a case not as expected. A case of an exercise with CUDA rows that no GPU run has graded says "not graded yet".
 
+## Threats outside one grade: the instructor's commands
+
+No planted submission can show these: they are about what a batch of students does to the instructor's files. Each has
+a test of the command that fails without its defence.
+
+| Threat | Defence | Shown by |
+|---|---|---|
+| a student folder named like a spreadsheet formula (`=HYPERLINK(...)`, or a name starting with `+`, `-`, `@`, a tab or a carriage return), which becomes a live cell when the instructor opens `gradebook.csv` (CSV injection) | every cell of the gradebook goes through one writer (`tools/course_cli/spreadsheet.py`) that puts a `'` before such a cell (OWASP's advice), quoting kept; the name stays as it is in the student's `results.json` and `feedback.md` | ctest `cli/gradebook_formulas` (a class named by each leading character; fails with a plain `csv.writer`) |
+| a student folder, or an exercise folder inside it, that is a symbolic link (to the solutions, or anywhere) | batch lists the student and refuses the folder, never follows it: the student scores 0 with the reason in their feedback | ctest `cli/batch` |
+
 ## What the tools behind the GPU rows cannot see
 
 - `memcheck.cuda` runs the operator under compute-sanitizer's memcheck (out-of-bounds and misaligned accesses) and
