@@ -163,8 +163,13 @@ fi
 # --- torch's CUDA must be nvcc's CUDA major (checked before the download for the pins; here for the torch itself) ---
 # read from torch/version.py without importing torch (an import costs seconds, and every command runs the set-up)
 torch_info=$("$python" -c 'import importlib.util, os, runpy
-v = runpy.run_path(os.path.join(os.path.dirname(importlib.util.find_spec("torch").origin), "version.py"))
-print(v["__version__"], v.get("cuda") or "none")')
+path = os.path.join(os.path.dirname(importlib.util.find_spec("torch").origin), "version.py")
+if os.path.isfile(path):
+    v = runpy.run_path(path)
+    print(v["__version__"], v.get("cuda") or "none")
+else:  # a torch without version.py (a stand-in): ask it
+    import torch
+    print(torch.__version__, torch.version.cuda or "none")')
 torch_version=${torch_info% *}; torch_cuda=${torch_info#* }
 read -r range_low range_high < <(sed -n 's/^# torch-range: *\([0-9.]*\) *\([0-9.]*\).*/\1 \2/p' "$req" | head -1)
 if ! "$python" - "$torch_version" "$range_low" "$range_high" <<'PY'
