@@ -8,12 +8,13 @@ judge.py        the judge: the one function that builds its command line and run
 grade.py        grade (one exercise, one folder) and the reference solutions' tables of `./course main`
 submissions.py  walking a student's upload without following links (link_below, real_dir, hash_tree, ...)
 batch.py        batch: a class folder graded in parallel, the gradebook, per-student results and feedback
+spreadsheet.py  the one CSV writer: a cell a spreadsheet would read as a formula is made inert (CSV injection)
 gradescope.py   gradescope-zip and gradescope-run (the zip's run_autograder), Gradescope's results.json
 bench.py        bench: a cold grade, a warm regrade after a one-line edit, a bare compile
 mutate.py       the mutant generator: one small edit of a reference solution per mutant, as a planted-case patch
 mutants.py      mutants: each mutant graded by the judge; killed / survived / stillborn / timed out, the reports
 main.py         the argument parser of every command; tools/course.py runs it
 
-State a student accumulates (hints seen, pristine copies of the stubs, backups made by reset) lives in .course/ at
-the root of the checkout, which git ignores.
+State a student accumulates (grades, hints seen, pristine copies of the stubs, backups made by reset) lives in
+.course/ at the root of the checkout, which git ignores: a rebuild of build/ keeps it.
 """
