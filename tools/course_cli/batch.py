@@ -21,7 +21,7 @@ from pathlib import Path
 from .common import BUILD, ROOT, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
 from .gradescope import merge_results
-from .judge import judge_path, run_judge
+from .judge import judge_path, not_graded, run_judge
 from . import spreadsheet
 from .submissions import file_hash, hash_tree, link_below, real_dir, real_file, submission_folder
 
@@ -45,15 +45,6 @@ class Progress:
                 print("\r" + line[:110].ljust(110), end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
             else:
                 print(line, file=sys.stderr, flush=True)
-
-
-def not_graded(rows: dict) -> tuple[float, dict[str, float]]:
-    """(points, {why: points}) a grade did not grade (rows.json's not_graded; an older grade has none)."""
-    ng = rows.get("not_graded")
-    if not isinstance(ng, dict):
-        return 0.0, {}
-    why = ng.get("why") if isinstance(ng.get("why"), dict) else {}
-    return float(ng.get("points", 0) or 0), {str(k): float(v) for k, v in why.items()}
 
 
 def protections_off(rows: dict) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .common import BUILD, GRADES, ROOT, say
 from .exercises import resolve_exercise
-from .judge import JudgeRun, load_toolchain, run_judge
+from .judge import JudgeRun, load_toolchain, not_graded, run_judge
 
 # `./course grade`'s exit status when every check that ran passed but some points could not be graded here (no GPU,
 # no CUDA toolkit): the exercise is not done, and a script must not read it as done (the judge itself exits 0)
@@ -26,9 +26,7 @@ def not_done(out: Path | str) -> str:
     not grade and why (rows.json's not_graded, written by the judge)."""
     try:
         rows = json.loads((Path(out) / "rows.json").read_text())
-        ng = rows.get("not_graded") or {}
-        points = float(ng.get("points", 0) or 0)
-        why = {str(k): float(v) for k, v in (ng.get("why") or {}).items()}
+        points, why = not_graded(rows)
         total = float(rows.get("points_total", rows.get("max_score", 0)) or 0)
     except (OSError, ValueError, TypeError, AttributeError):
         return ""

@@ -129,6 +129,15 @@ def row_line(r: dict, width: int = 110) -> str:
     return line if len(line) <= width else line[:width - 3] + "..."
 
 
+def not_graded(rows: dict) -> tuple[float, dict[str, float]]:
+    """(points, {why: points}) a grade did not grade (rows.json's not_graded; an older grade has none)."""
+    ng = rows.get("not_graded")
+    if not isinstance(ng, dict):
+        return 0.0, {}
+    why = ng.get("why") if isinstance(ng.get("why"), dict) else {}
+    return float(ng.get("points", 0) or 0), {str(k): float(v) for k, v in why.items()}
+
+
 def build_error(out: Path | str, since: float = 0.0) -> str:
     """The first compiler error of a grade whose build failed: the build row's detail in its rows.json (written at
     or after the time `since`, so a stale one from an earlier grade is not read); "" when the build passed or there

@@ -12,7 +12,7 @@ from pathlib import Path
 from .common import GRADES, ROOT, STATE_DIR, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, stub_files
 from .grade import not_done
-from .judge import run_judge
+from .judge import not_graded, run_judge
 
 
 # --- pristine copies of the stubs ------------------------------------------------------------------------------------
@@ -95,9 +95,9 @@ def progress(ex: str) -> tuple[str, str]:
     stale = " (edited since)" if newest > rows_file.stat().st_mtime else ""
     score = f"{rows.get('score', 0):g}/{rows.get('max_score', 0):g}"
     if rows.get("failed", 1) == 0:
-        ng = rows.get("not_graded") if isinstance(rows.get("not_graded"), dict) else {}
-        if float(ng.get("points", 0) or 0) > 0:
-            return "not done", f"{score}, {ng['points']:g} more points not graded here (no GPU or toolkit){stale}"
+        points, _ = not_graded(rows)
+        if points > 0:
+            return "not done", f"{score}, {points:g} more points not graded here (no GPU or toolkit){stale}"
         return "done", f"{score}{stale}"
     failing = [r["id"] for r in rows.get("rows", []) if r.get("status") == "FAIL"]
     return "failing", f"{score}, failing: {', '.join(failing[:4])}{' ...' if len(failing) > 4 else ''}{stale}"
