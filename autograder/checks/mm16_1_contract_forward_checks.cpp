@@ -1,7 +1,7 @@
 // Chapter 3's rows of course::mm16: the contract (invalid calls raise with a message, on the CPU and on CUDA) and
 // the CPU forward (products, views, output dtypes, the op's own loops, calls from several threads).
 //
-// The mm16 rows: the judge chooses every input from the grade's seed (mm16_plan.cpp: twelve shape classes,
+// The mm16 rows: the judge chooses every input from the grade's seed (mm16_plan_inputs.cpp: twelve shape classes,
 // each called twice with new values, views, three dtypes), the worker runs the submission on them and returns raw
 // data, and every verdict is computed in the judge: values against its own float64 product through the one
 // comparator (judge/compare.hpp), gradients against finite differences of forward values the worker returned, fake
