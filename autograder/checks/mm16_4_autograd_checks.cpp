@@ -68,6 +68,99 @@ std::string grads_problem(const GroupResult& g, const std::string& key, const Ex
   return out;
 }
 
+// The cases of backward.cases, one function each, each adding what it finds wrong to `problems`.
+
+// One input requiring grad: the one gradient asked for is there and right.
+void one_input_problems(const GroupResult& g, const Call& c, const Expected& ea, const Expected& eb,
+                        std::vector<std::string>& problems) {
+  std::string why;
+  for (std::string only : {"a", "b"}) {
+    const std::string key = "grad.only_" + only + ".ag.nonsquare", where = c.text() + ", only " + only + " requiring grad";
+    json r = answer(g, key, "grad", &why);
+    if (r.is_null()) { problems.push_back(where + ": " + why); continue; }
+    if (r["raised"] == true) { problems.push_back(where + ": backward " + raised_text(r)); continue; }
+    if (r.value("grad_" + only, false) != true) {
+      problems.push_back(where + ": no gradient reached " + only + " (ctx->needs_input_grad(i) asks about input i: "
+                         "a is 0, b is 1)");
+      continue;
+    }
+    Comparison cmp = compare(tensor(g, key + ".grad_" + only), only == "a" ? ea : eb, kGradTol);
+    if (!cmp.ok) problems.push_back(where + ": grad_" + only + ": " + cmp.detail);
+  }
+}
+
+// a and b changed in place after the forward: the version counter's refusal (true), or the forward's values'
+// gradients.
+bool changed_in_place_problems(const GroupResult& g, const Call& c, const Expected& ea, const Expected& eb,
+                               std::vector<std::string>& problems) {
+  std::string why;
+  const std::string changed_key = "grad.changed_in_place.ag.nonsquare";
+  const std::string changed = c.text() + ", a and b changed in place (+1) between the forward and the backward";
+  bool refused = false;
+  if (json r = answer(g, changed_key, "grad", &why); r.is_null()) {
+    problems.push_back(changed + ": " + why);
+  } else if (r["raised"] == true) {
+    refused = r.value("message", std::string()).find("modified by an inplace operation") != std::string::npos;
+    if (!refused) problems.push_back(changed + ": backward " + raised_text(r));
+  } else {
+    for (std::string of : {"a", "b"}) {
+      Comparison cmp = compare(tensor(g, changed_key + ".grad_" + of), of == "a" ? ea : eb, kGradTol);
+      if (!cmp.ok)
+        problems.push_back(changed + ": grad_" + of + " (expected the gradient at the values the forward saw): " +
+                           cmp.detail + "; the backward read the changed values: keep a and b with "
+                           "ctx->save_for_backward, whose version counter refuses a changed input");
+    }
+  }
+  return refused;
+}
+
+// The upstream gradient as a view: its values are right only if the backward reads g through its strides.
+void g_layout_problems(const GroupResult& g, const Plan& p, const Call& c, std::vector<std::string>& problems) {
+  std::string why;
+  const struct {
+    const char* key;
+    const char* g;
+    const char* text;
+  } layouts[] = {{"g_transposed", "ag.nonsquare.g", "g a transposed view (as from (out.t() * w).sum())"},
+                 {"g_expanded", "ag.nonsquare.g_ones", "g one value expanded, strides 0 (as from out.sum())"}};
+  for (auto& l : layouts) {
+    auto [la, lb] = exact_gradients(p, c, l.g);
+    const std::string key = std::string("grad.") + l.key + ".ag.nonsquare", where = c.text() + ", " + l.text;
+    json r = answer(g, key, "grad", &why);
+    if (r.is_null()) problems.push_back(where + ": " + why);
+    else if (r["raised"] == true) problems.push_back(where + ": backward " + raised_text(r));
+    else if (std::string bad = grads_problem(g, key, la, lb); !bad.empty())
+      problems.push_back(where + ": " + bad + "; the backward read g's memory as row-major: use at:: operations on "
+                         "g, or g.contiguous() before a raw pointer");
+  }
+}
+
+// float16 inputs: a float32 upstream gradient, float16 gradients.
+void float16_problems(const GroupResult& g, const Plan& p, const Call& h, std::vector<std::string>& problems) {
+  std::string why;
+  auto [ha, hb] = exact_gradients(p, h);
+  const std::string where = h.text();
+  json r = answer(g, "grad.ag.f16", "grad", &why);
+  if (r.is_null()) problems.push_back(where + ": " + why);
+  else if (r["raised"] == true)
+    problems.push_back(where + ": backward " + raised_text(r) + " (the upstream gradient has the output's dtype, "
+                       "float32: at::mm needs both operands in one dtype)");
+  else if (r.value("grad_a", false) != true || r.value("grad_b", false) != true)
+    problems.push_back(where + ": no gradient reached " + (r.value("grad_a", false) != true ? "a" : "b"));
+  else {
+    for (std::string of : {"a", "b"}) {
+      std::string dtype = r.value("grad_" + of + "_dtype", std::string("?"));
+      if (dtype != "float16") problems.push_back(where + ": grad_" + of + " is " + dtype + ", not its input's float16");
+    }
+    // float16 gradients: a rounding of half an ulp of float16 on values near 1 (the formula's own error is far larger)
+    constexpr Tolerance kHalfGradTol{4e-3, 4e-3};
+    Comparison ca = compare(tensor(g, "grad.ag.f16.grad_a"), ha, kHalfGradTol);
+    Comparison cb = compare(tensor(g, "grad.ag.f16.grad_b"), hb, kHalfGradTol);
+    if (!ca.ok) problems.push_back(where + ": grad_a: " + ca.detail);
+    if (!cb.ok) problems.push_back(where + ": grad_b: " + cb.detail);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE_BEGIN("mm16");
@@ -153,81 +246,13 @@ TEST_CASE("backward.cases") {
   const GroupResult& g = run(p);
   if (!answered(g)) return;
   std::vector<std::string> problems;
-  std::string why;
-  // one input requiring grad: the one gradient asked for is there and right
   const Call& c = p.call("ag.nonsquare");
   auto [ea, eb] = exact_gradients(p, c);
-  for (std::string only : {"a", "b"}) {
-    const std::string key = "grad.only_" + only + ".ag.nonsquare", where = c.text() + ", only " + only + " requiring grad";
-    json r = answer(g, key, "grad", &why);
-    if (r.is_null()) { problems.push_back(where + ": " + why); continue; }
-    if (r["raised"] == true) { problems.push_back(where + ": backward " + raised_text(r)); continue; }
-    if (r.value("grad_" + only, false) != true) {
-      problems.push_back(where + ": no gradient reached " + only + " (ctx->needs_input_grad(i) asks about input i: "
-                         "a is 0, b is 1)");
-      continue;
-    }
-    Comparison cmp = compare(tensor(g, key + ".grad_" + only), only == "a" ? ea : eb, kGradTol);
-    if (!cmp.ok) problems.push_back(where + ": grad_" + only + ": " + cmp.detail);
-  }
-  // a and b changed in place after the forward: the version counter's refusal, or the forward's values' gradients
-  const std::string changed_key = "grad.changed_in_place.ag.nonsquare";
-  const std::string changed = c.text() + ", a and b changed in place (+1) between the forward and the backward";
-  bool refused = false;
-  if (json r = answer(g, changed_key, "grad", &why); r.is_null()) {
-    problems.push_back(changed + ": " + why);
-  } else if (r["raised"] == true) {
-    refused = r.value("message", std::string()).find("modified by an inplace operation") != std::string::npos;
-    if (!refused) problems.push_back(changed + ": backward " + raised_text(r));
-  } else {
-    for (std::string of : {"a", "b"}) {
-      Comparison cmp = compare(tensor(g, changed_key + ".grad_" + of), of == "a" ? ea : eb, kGradTol);
-      if (!cmp.ok)
-        problems.push_back(changed + ": grad_" + of + " (expected the gradient at the values the forward saw): " +
-                           cmp.detail + "; the backward read the changed values: keep a and b with "
-                           "ctx->save_for_backward, whose version counter refuses a changed input");
-    }
-  }
-  // the upstream gradient as a view: its values are right only if the backward reads g through its strides
-  const struct {
-    const char* key;
-    const char* g;
-    const char* text;
-  } layouts[] = {{"g_transposed", "ag.nonsquare.g", "g a transposed view (as from (out.t() * w).sum())"},
-                 {"g_expanded", "ag.nonsquare.g_ones", "g one value expanded, strides 0 (as from out.sum())"}};
-  for (auto& l : layouts) {
-    auto [la, lb] = exact_gradients(p, c, l.g);
-    const std::string key = std::string("grad.") + l.key + ".ag.nonsquare", where = c.text() + ", " + l.text;
-    json r = answer(g, key, "grad", &why);
-    if (r.is_null()) problems.push_back(where + ": " + why);
-    else if (r["raised"] == true) problems.push_back(where + ": backward " + raised_text(r));
-    else if (std::string bad = grads_problem(g, key, la, lb); !bad.empty())
-      problems.push_back(where + ": " + bad + "; the backward read g's memory as row-major: use at:: operations on "
-                         "g, or g.contiguous() before a raw pointer");
-  }
-  // float16 inputs: a float32 upstream gradient, float16 gradients
+  one_input_problems(g, c, ea, eb, problems);
+  const bool refused = changed_in_place_problems(g, c, ea, eb, problems);
+  g_layout_problems(g, p, c, problems);
   const Call& h = p.call("ag.f16");
-  auto [ha, hb] = exact_gradients(p, h);
-  const std::string where = h.text();
-  json r = answer(g, "grad.ag.f16", "grad", &why);
-  if (r.is_null()) problems.push_back(where + ": " + why);
-  else if (r["raised"] == true)
-    problems.push_back(where + ": backward " + raised_text(r) + " (the upstream gradient has the output's dtype, "
-                       "float32: at::mm needs both operands in one dtype)");
-  else if (r.value("grad_a", false) != true || r.value("grad_b", false) != true)
-    problems.push_back(where + ": no gradient reached " + (r.value("grad_a", false) != true ? "a" : "b"));
-  else {
-    for (std::string of : {"a", "b"}) {
-      std::string dtype = r.value("grad_" + of + "_dtype", std::string("?"));
-      if (dtype != "float16") problems.push_back(where + ": grad_" + of + " is " + dtype + ", not its input's float16");
-    }
-    // float16 gradients: a rounding of half an ulp of float16 on values near 1 (the formula's own error is far larger)
-    constexpr Tolerance kHalfGradTol{4e-3, 4e-3};
-    Comparison ca = compare(tensor(g, "grad.ag.f16.grad_a"), ha, kHalfGradTol);
-    Comparison cb = compare(tensor(g, "grad.ag.f16.grad_b"), hb, kHalfGradTol);
-    if (!ca.ok) problems.push_back(where + ": grad_a: " + ca.detail);
-    if (!cb.ok) problems.push_back(where + ": grad_b: " + cb.detail);
-  }
+  float16_problems(g, p, h, problems);
   if (problems.empty())
     return pass("only a, then only b requiring grad (" + c.text() + "): the gradient asked for is right; a and b "
                 "changed in place after the forward: " + (refused ? "the backward refused (version counter)" :
