@@ -40,11 +40,19 @@ TEST_CASE("fake.meta") {
     for (std::string mode : {"fake", "meta"}) {
       std::string what = mode == "fake" ? "FakeTensorMode" : "meta-device tensors";
       json f = answer(g, mode + "." + of, mode, &why);
-      if (f.is_null()) { problems.push_back(c.text() + " under " + what + ": " + why); continue; }
-      if (f["raised"] == true) { problems.push_back(c.text() + " under " + what + ": " + raised_text(f)); continue; }
+      if (f.is_null()) {
+        problems.push_back(c.text() + " under " + what + ": " + why);
+        continue;
+      }
+      if (f["raised"] == true) {
+        problems.push_back(c.text() + " under " + what + ": " + raised_text(f));
+        continue;
+      }
       std::string want_device = mode == "meta" ? "meta" : real.value("device", std::string("?"));
-      bool same = f.value("shape", json()) == real.value("shape", json()) && f.value("dtype", json()) == real.value("dtype", json()) &&
-                  f.value("strides", json()) == real.value("strides", json()) && f.value("device", std::string()) == want_device;
+      bool same = f.value("shape", json()) == real.value("shape", json()) &&
+                  f.value("dtype", json()) == real.value("dtype", json()) &&
+                  f.value("strides", json()) == real.value("strides", json()) &&
+                  f.value("device", std::string()) == want_device;
       if (!same) {
         json want = real;
         want["device"] = want_device;
@@ -52,7 +60,8 @@ TEST_CASE("fake.meta") {
                            describe_meta(want));
       }
     }
-    seen += std::string(seen.empty() ? "" : "; ") + torch_dtype(c.dtype) + " " + shape_text(real["shape"].get<std::vector<int64_t>>());
+    seen += std::string(seen.empty() ? "" : "; ") + torch_dtype(c.dtype) + " " +
+            shape_text(real["shape"].get<std::vector<int64_t>>());
   }
   // A Meta kernel that accepts what the real kernels reject lets torch.compile trace a call that fails only when
   // the compiled program runs: the CPU contract's invalid calls, on meta tensors, must raise too.
@@ -104,7 +113,8 @@ TEST_CASE("compile.dynamic") {
   std::vector<const Call*> used;
   for (const char* of : {"cpu.f16.0.0", "cpu.f16.2.0", "cpu.f16.3.0"}) used.push_back(&p.call(of));
   const std::string shapes = shapes_of(used);
-  const std::string want = "one compilation for " + shapes + " with M and N marked dynamic (torch._dynamo.mark_dynamic), "
+  const std::string want = "one compilation for " + shapes +
+                           " with M and N marked dynamic (torch._dynamo.mark_dynamic), "
                            "right values";
   if (e.is_null()) return fail("torch.compile(dynamic=True) gave no result: " + why, want);
   if (e["raised"] == true) {
@@ -112,13 +122,16 @@ TEST_CASE("compile.dynamic") {
     // Without any fake kernel, compile fails before a size can be specialised: say which of the two it was.
     if (seen.find("fake tensors") != std::string::npos || seen.find("Meta kernel") != std::string::npos)
       return fail("torch.compile(dynamic=True) failed: the op has no fake (Meta) kernel to trace with", want, seen);
-    return fail("torch.compile(dynamic=True) failed: a size the op was marked dynamic in was made a constant "
-                "(a.size(i) instead of a.sym_size(i)?)", want, seen);
+    return fail(
+        "torch.compile(dynamic=True) failed: a size the op was marked dynamic in was made a constant "
+        "(a.size(i) instead of a.sym_size(i)?)",
+        want, seen);
   }
   int compilations = e.value("compilations", 0);
   if (compilations != 1)
-    return fail("torch.compile(dynamic=True) compiled " + std::to_string(compilations) + " times for three shapes: "
-                "the fake (Meta) kernel specialised a size, so every new shape recompiles",
+    return fail("torch.compile(dynamic=True) compiled " + std::to_string(compilations) +
+                    " times for three shapes: "
+                    "the fake (Meta) kernel specialised a size, so every new shape recompiles",
                 want, std::to_string(compilations) + " compilations");
   std::vector<std::string> problems;
   for (std::size_t i = 0; i < used.size(); ++i) {

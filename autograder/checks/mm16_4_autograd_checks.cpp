@@ -25,8 +25,14 @@ FiniteDiff finite_differences(const GroupResult& g, const Plan& plan, const Call
   FiniteDiff fd;
   std::string why;
   json o = answer(g, "fd." + c.name, "fd", &why);
-  if (o.is_null()) { fd.why = why; return fd; }
-  if (o["raised"] == true) { fd.why = "the forward calls at the perturbed inputs " + raised_text(o); return fd; }
+  if (o.is_null()) {
+    fd.why = why;
+    return fd;
+  }
+  if (o["raised"] == true) {
+    fd.why = "the forward calls at the perturbed inputs " + raised_text(o);
+    return fd;
+  }
   const Tensor* out = tensor(g, "fd." + c.name);
   const int64_t M = c.M(), K = c.K(), N = c.N(), P = 2 * (M * K + K * N);
   if (!out || out->shape != std::vector<int64_t>{P, M, N}) {
@@ -61,7 +67,8 @@ std::pair<Expected, Expected> exact_gradients(const Plan& plan, const Call& c, c
 constexpr Tolerance kGradTol{1e-6, 1e-6};
 
 std::string grads_problem(const GroupResult& g, const std::string& key, const Expected& ea, const Expected& eb) {
-  Comparison a = compare(tensor(g, key + ".grad_a"), ea, kGradTol), b = compare(tensor(g, key + ".grad_b"), eb, kGradTol);
+  Comparison a = compare(tensor(g, key + ".grad_a"), ea, kGradTol),
+             b = compare(tensor(g, key + ".grad_b"), eb, kGradTol);
   std::string out;
   if (!a.ok) out += "grad_a: " + a.detail;
   if (!b.ok) out += std::string(out.empty() ? "" : "; ") + "grad_b: " + b.detail;
@@ -75,12 +82,20 @@ void one_input_problems(const GroupResult& g, const Call& c, const Expected& ea,
                         std::vector<std::string>& problems) {
   std::string why;
   for (std::string only : {"a", "b"}) {
-    const std::string key = "grad.only_" + only + ".ag.nonsquare", where = c.text() + ", only " + only + " requiring grad";
+    const std::string key = "grad.only_" + only + ".ag.nonsquare",
+                      where = c.text() + ", only " + only + " requiring grad";
     json r = answer(g, key, "grad", &why);
-    if (r.is_null()) { problems.push_back(where + ": " + why); continue; }
-    if (r["raised"] == true) { problems.push_back(where + ": backward " + raised_text(r)); continue; }
+    if (r.is_null()) {
+      problems.push_back(where + ": " + why);
+      continue;
+    }
+    if (r["raised"] == true) {
+      problems.push_back(where + ": backward " + raised_text(r));
+      continue;
+    }
     if (r.value("grad_" + only, false) != true) {
-      problems.push_back(where + ": no gradient reached " + only + " (ctx->needs_input_grad(i) asks about input i: "
+      problems.push_back(where + ": no gradient reached " + only +
+                         " (ctx->needs_input_grad(i) asks about input i: "
                          "a is 0, b is 1)");
       continue;
     }
@@ -106,8 +121,9 @@ bool changed_in_place_problems(const GroupResult& g, const Call& c, const Expect
     for (std::string of : {"a", "b"}) {
       Comparison cmp = compare(tensor(g, changed_key + ".grad_" + of), of == "a" ? ea : eb, kGradTol);
       if (!cmp.ok)
-        problems.push_back(changed + ": grad_" + of + " (expected the gradient at the values the forward saw): " +
-                           cmp.detail + "; the backward read the changed values: keep a and b with "
+        problems.push_back(changed + ": grad_" + of +
+                           " (expected the gradient at the values the forward saw): " + cmp.detail +
+                           "; the backward read the changed values: keep a and b with "
                            "ctx->save_for_backward, whose version counter refuses a changed input");
     }
   }
@@ -127,10 +143,13 @@ void g_layout_problems(const GroupResult& g, const Plan& p, const Call& c, std::
     auto [la, lb] = exact_gradients(p, c, l.g);
     const std::string key = std::string("grad.") + l.key + ".ag.nonsquare", where = c.text() + ", " + l.text;
     json r = answer(g, key, "grad", &why);
-    if (r.is_null()) problems.push_back(where + ": " + why);
-    else if (r["raised"] == true) problems.push_back(where + ": backward " + raised_text(r));
+    if (r.is_null())
+      problems.push_back(where + ": " + why);
+    else if (r["raised"] == true)
+      problems.push_back(where + ": backward " + raised_text(r));
     else if (std::string bad = grads_problem(g, key, la, lb); !bad.empty())
-      problems.push_back(where + ": " + bad + "; the backward read g's memory as row-major: use at:: operations on "
+      problems.push_back(where + ": " + bad +
+                         "; the backward read g's memory as row-major: use at:: operations on "
                          "g, or g.contiguous() before a raw pointer");
   }
 }
@@ -141,9 +160,11 @@ void float16_problems(const GroupResult& g, const Plan& p, const Call& h, std::v
   auto [ha, hb] = exact_gradients(p, h);
   const std::string where = h.text();
   json r = answer(g, "grad.ag.f16", "grad", &why);
-  if (r.is_null()) problems.push_back(where + ": " + why);
+  if (r.is_null())
+    problems.push_back(where + ": " + why);
   else if (r["raised"] == true)
-    problems.push_back(where + ": backward " + raised_text(r) + " (the upstream gradient has the output's dtype, "
+    problems.push_back(where + ": backward " + raised_text(r) +
+                       " (the upstream gradient has the output's dtype, "
                        "float32: at::mm needs both operands in one dtype)");
   else if (r.value("grad_a", false) != true || r.value("grad_b", false) != true)
     problems.push_back(where + ": no gradient reached " + (r.value("grad_a", false) != true ? "a" : "b"));
@@ -172,8 +193,9 @@ TEST_CASE("opcheck.cpu") {
   std::vector<std::string> of{"opcheck.f32.square", "opcheck.f64.nonsquare", "opcheck.f64.view"};
   std::string problems = opcheck_problems(g, p, of);
   if (problems.empty())
-    return pass("4 opcheck tests x 3 samples (float32 square, float64 non-square, float64 through a transposed view; "
-                "requires_grad) SUCCESS; outputs right");
+    return pass(
+        "4 opcheck tests x 3 samples (float32 square, float64 non-square, float64 through a transposed view; "
+        "requires_grad) SUCCESS; outputs right");
   fail("torch.library.opcheck failed on CPU samples that require grad",
        "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS", problems);
 }
@@ -188,26 +210,39 @@ TEST_CASE("gradcheck.float64") {
     std::string why, where = c->text();
     shapes += (shapes.empty() ? "" : ", ") + shape_text({c->M(), c->K()}) + "@" + shape_text({c->K(), c->N()});
     json gc = answer(g, "gradcheck." + c->name, "gradcheck", &why);
-    if (gc.is_null()) problems.push_back(where + ": gradcheck: " + why);
-    else if (gc["raised"] == true) problems.push_back(where + ": gradcheck " + raised_text(gc));
-    else if (gc.value("returned", false) != true) problems.push_back(where + ": gradcheck returned False");
+    if (gc.is_null())
+      problems.push_back(where + ": gradcheck: " + why);
+    else if (gc["raised"] == true)
+      problems.push_back(where + ": gradcheck " + raised_text(gc));
+    else if (gc.value("returned", false) != true)
+      problems.push_back(where + ": gradcheck returned False");
     json gr = answer(g, "grad." + c->name, "grad", &why);
-    if (gr.is_null()) { problems.push_back(where + ": backward: " + why); continue; }
-    if (gr["raised"] == true) { problems.push_back(where + ": backward with the judge's upstream gradient " + raised_text(gr)); continue; }
+    if (gr.is_null()) {
+      problems.push_back(where + ": backward: " + why);
+      continue;
+    }
+    if (gr["raised"] == true) {
+      problems.push_back(where + ": backward with the judge's upstream gradient " + raised_text(gr));
+      continue;
+    }
     if (gr.value("grad_a", false) != true || gr.value("grad_b", false) != true) {
       problems.push_back(where + ": no gradient reached " + (gr.value("grad_a", false) != true ? "a" : "b") +
                          " (torch.autograd.grad returned None: is an Autograd kernel registered for course::mm16?)");
       continue;
     }
     FiniteDiff fd = finite_differences(g, p, *c);
-    if (!fd.ok) { problems.push_back(where + ": finite differences: " + fd.why); continue; }
+    if (!fd.ok) {
+      problems.push_back(where + ": finite differences: " + fd.why);
+      continue;
+    }
     std::string d = grads_problem(g, "grad." + c->name, fd.grad_a, fd.grad_b);
     if (!d.empty()) problems.push_back(where + ": gradients vs the judge's finite differences: " + d);
   }
   if (problems.empty())
     return pass("gradcheck(float64) passed and the gradients match the judge's central differences for " + shapes);
   fail("the backward of course::mm16 is wrong or missing",
-       "gradcheck passes, and for the judge's upstream gradient g: grad_a = g @ b^T (a's shape), grad_b = a^T @ g (b's shape)",
+       "gradcheck passes, and for the judge's upstream gradient g: grad_a = g @ b^T (a's shape), grad_b = a^T @ g (b's "
+       "shape)",
        lines(problems));
 }
 
@@ -222,7 +257,8 @@ TEST_CASE("negative_control") {
   std::vector<std::string> problems;
   std::string why;
   json gc = answer(g, "negative.ag.nonsquare", "negative_control", &why);
-  if (gc.is_null()) problems.push_back("gradcheck of the 2x backward: " + why);
+  if (gc.is_null())
+    problems.push_back("gradcheck of the 2x backward: " + why);
   else if (gc.value("gradcheck_error", false) != true)
     problems.push_back("gradcheck of the 2x backward did not raise GradcheckError (" +
                        (gc["raised"] == true ? raised_text(gc) : std::string("it passed")) + ")");
@@ -233,11 +269,13 @@ TEST_CASE("negative_control") {
   else if (grads_problem(g, "negative.ag.nonsquare", ea, eb).empty())
     problems.push_back("the 2x backward's gradients equal the exact ones: the wrapped forward is not a @ b");
   if (problems.empty())
-    return pass("a 2x backward around your forward (" + c.text() + "): GradcheckError raised, and the judge rejects its gradients");
+    return pass("a 2x backward around your forward (" + c.text() +
+                "): GradcheckError raised, and the judge rejects its gradients");
   if (!forward.empty())
-    return fail("the wrong-backward control is unreliable because your forward is wrong on its inputs (see forward.cpu): " +
-                    forward,
-                "GradcheckError for a 2x backward wrapped around a correct forward", lines(problems));
+    return fail(
+        "the wrong-backward control is unreliable because your forward is wrong on its inputs (see forward.cpu): " +
+            forward,
+        "GradcheckError for a 2x backward wrapped around a correct forward", lines(problems));
   fail("the wrong-backward control was not caught", "GradcheckError, and gradients the judge rejects", lines(problems));
 }
 
@@ -254,15 +292,18 @@ TEST_CASE("backward.cases") {
   const Call& h = p.call("ag.f16");
   float16_problems(g, p, h, problems);
   if (problems.empty())
-    return pass("only a, then only b requiring grad (" + c.text() + "): the gradient asked for is right; a and b "
-                "changed in place after the forward: " + (refused ? "the backward refused (version counter)" :
-                "the gradients of the forward's values") + "; g transposed and g expanded: right; float16 inputs (" + h.text() +
+    return pass("only a, then only b requiring grad (" + c.text() +
+                "): the gradient asked for is right; a and b "
+                "changed in place after the forward: " +
+                (refused ? "the backward refused (version counter)" : "the gradients of the forward's values") +
+                "; g transposed and g expanded: right; float16 inputs (" + h.text() +
                 "): float16 gradients, right values");
-  fail("the backward is wrong when one input requires grad, for a transposed or expanded g, for float16 inputs, or "
-       "after an input changed in place",
-       "the gradient of each input that requires grad, in that input's dtype: grad_a = g @ b^T, grad_b = a^T @ g, "
-       "g any view, float32 for float16 inputs",
-       lines(problems));
+  fail(
+      "the backward is wrong when one input requires grad, for a transposed or expanded g, for float16 inputs, or "
+      "after an input changed in place",
+      "the gradient of each input that requires grad, in that input's dtype: grad_a = g @ b^T, grad_b = a^T @ g, "
+      "g any view, float32 for float16 inputs",
+      lines(problems));
 }
 
 TEST_SUITE_END();

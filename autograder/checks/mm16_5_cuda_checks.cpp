@@ -28,16 +28,23 @@ std::string function_name(const std::string& demangled) {
   if (!s.empty() && s.back() == ')') {  // drop the parameter list: from the '(' that balances the last ')'
     int depth = 0;
     for (std::size_t i = s.size(); i-- > 0;) {
-      if (s[i] == ')') ++depth;
-      else if (s[i] == '(' && --depth == 0) { s = s.substr(0, i); break; }
+      if (s[i] == ')')
+        ++depth;
+      else if (s[i] == '(' && --depth == 0) {
+        s = s.substr(0, i);
+        break;
+      }
     }
   }
   int angle = 0;  // drop template arguments
   std::string plain;
   for (char ch : s) {
-    if (ch == '<') ++angle;
-    else if (ch == '>') --angle;
-    else if (angle == 0) plain += ch;
+    if (ch == '<')
+      ++angle;
+    else if (ch == '>')
+      --angle;
+    else if (angle == 0)
+      plain += ch;
   }
   auto colons = plain.rfind("::");
   plain = colons == std::string::npos ? plain : plain.substr(colons + 2);
@@ -57,7 +64,10 @@ std::string demangle(const std::string& mangled) {
 std::set<std::string> defined_kernels(const fs::path& lib, std::string* why) {
   std::set<std::string> names;
   Listing l = cuobjdump(lib, {"--list-text"});
-  if (!l.ok) { *why = l.why; return names; }
+  if (!l.ok) {
+    *why = l.why;
+    return names;
+  }
   static const std::regex section(R"(: x-(\S+?)\.sm_\d+[a-z]?\.elf\.bin)");
   for (auto it = std::sregex_iterator(l.text.begin(), l.text.end(), section); it != std::sregex_iterator(); ++it)
     names.insert(function_name(demangle((*it)[1].str())));
@@ -76,9 +86,13 @@ std::string sanitizer_unusable() {
   static std::optional<std::string> why;
   if (why) return *why;
   auto& s = Session::get();
-  ProcessSpec spec{{s.toolchain.value("compute_sanitizer", ""), "--tool", "memcheck", "--error-exitcode", "97",
-                    s.toolchain.value("python", ""), "-c", "import torch; print(torch.ones(8, device='cuda').sum().item())"},
-                   current_environment(), s.cfg.work_dir.string(), 300, 16 * 1024};
+  ProcessSpec spec{
+      {s.toolchain.value("compute_sanitizer", ""), "--tool", "memcheck", "--error-exitcode", "97",
+       s.toolchain.value("python", ""), "-c", "import torch; print(torch.ones(8, device='cuda').sum().item())"},
+      current_environment(),
+      s.cfg.work_dir.string(),
+      300,
+      16 * 1024};
   const GpuTurn turn;  // a GPU run like any other: a neighbour's grade holding the GPU must not fail it
   ProcessResult r = run_process(spec);
   if (r.exited && r.exit_code == 0 && r.out.find("8.0") != std::string::npos) {
@@ -121,7 +135,11 @@ SanitizerLog read_sanitizer_log(const fs::path& file) {
     bool blank = body.find_first_not_of(' ') == std::string::npos;
     if (out.first_error.empty() && !in_block && !blank) in_block = true;
     if (in_block) {
-      if (blank || block_lines >= 12) { out.first_error = block; in_block = false; continue; }
+      if (blank || block_lines >= 12) {
+        out.first_error = block;
+        in_block = false;
+        continue;
+      }
       block += (block.empty() ? "" : "\n") + body.substr(std::min(body.find_first_not_of(' '), body.size()));
       ++block_lines;
     }
@@ -129,7 +147,6 @@ SanitizerLog read_sanitizer_log(const fs::path& file) {
   if (in_block && out.first_error.empty()) out.first_error = block;
   return out;
 }
-
 
 }  // namespace
 
@@ -162,8 +179,10 @@ TEST_CASE("device.cuda") {
   for (auto* c : calls) {
     std::string why;
     json o = answer(g, c->name, "call", &why);
-    if (o.is_null()) problems.push_back(c->text() + ": " + why);
-    else if (o["raised"] == true) raised.push_back(c->text() + ": " + raised_text(o));
+    if (o.is_null())
+      problems.push_back(c->text() + ": " + why);
+    else if (o["raised"] == true)
+      raised.push_back(c->text() + ": " + raised_text(o));
     else if (o.value("device", std::string()) != "cuda:0")
       problems.push_back(c->text() + ": the output is on " + o.value("device", std::string("?")));
   }
@@ -172,7 +191,8 @@ TEST_CASE("device.cuda") {
     return fail("every call raised: no output to check the device of (forward.cuda names the errors)",
                 "outputs on cuda:0, where the inputs are", lines(raised));
   std::string not_judged = raised.empty() ? std::string()
-                                          : "; " + std::to_string(raised.size()) + " call(s) raised and returned no "
+                                          : "; " + std::to_string(raised.size()) +
+                                                " call(s) raised and returned no "
                                                 "output (forward.cuda counts them)";
   if (problems.empty())
     return pass("all " + std::to_string(placed) + " outputs on cuda:0, the inputs' device" + not_judged);
@@ -193,12 +213,14 @@ TEST_CASE("guard.cuda") {
   json o = answer(g, "guard.cuda.f16.0.0", "guard", &why);
   if (o.is_null()) return fail("with inputs on " + want + " while cuda:0 is current: " + why);
   if (o["raised"] == true)
-    return fail("with inputs on " + want + " while cuda:0 is current, the op raised", "a tensor on " + want, raised_text(o));
+    return fail("with inputs on " + want + " while cuda:0 is current, the op raised", "a tensor on " + want,
+                raised_text(o));
   if (o.value("device", std::string()) != want)
     return fail("with inputs on " + want + " while cuda:0 is current, the output is elsewhere", "device " + want,
                 "device " + o.value("device", std::string("?")));
   Comparison cmp = compare(tensor(g, "guard.cuda.f16.0.0"), c.expected(), c.tolerance());
-  if (!cmp.ok) return fail("inputs on " + want + " while cuda:0 is current: wrong values (device guard?)", "a @ b", cmp.detail);
+  if (!cmp.ok)
+    return fail("inputs on " + want + " while cuda:0 is current: wrong values (device guard?)", "a @ b", cmp.detail);
   pass("with inputs on " + want + " while cuda:0 is current: output on " + want + ", right values (" + c.text() + ")");
 }
 
@@ -213,18 +235,27 @@ TEST_CASE("stream.cuda") {
     used.push_back(c.text());
     std::string why;
     json o = answer(g, std::string("stream.") + of, "stream", &why);
-    if (o.is_null()) { problems.push_back(c.text() + ": " + why); continue; }
-    if (o["raised"] == true) { problems.push_back(c.text() + ": " + raised_text(o)); continue; }
+    if (o.is_null()) {
+      problems.push_back(c.text() + ": " + why);
+      continue;
+    }
+    if (o["raised"] == true) {
+      problems.push_back(c.text() + ": " + raised_text(o));
+      continue;
+    }
     Comparison cmp = compare(tensor(g, std::string("stream.") + of), c.expected(), c.tolerance());
     if (!cmp.ok) problems.push_back(c.text() + ": what the next kernel on the stream read: " + cmp.detail);
   }
   if (problems.empty())
-    return pass("on a busy side stream: the op read its freshly written input and its output was ready for the next "
-                "kernel on that stream (" + used[0] + "; " + used[1] + ")");
+    return pass(
+        "on a busy side stream: the op read its freshly written input and its output was ready for the next "
+        "kernel on that stream (" +
+        used[0] + "; " + used[1] + ")");
   fail("on a side stream, the op's work was not ordered on PyTorch's current stream",
        "the kernel runs on the current stream: after the (delayed) write of its input, before the next kernel there",
-       lines(problems) + "\n    (zeros read from a, or a result not there yet: a launch on the legacy default stream, "
-                         "on the per-thread default stream, or on a stream of the op's own does that)");
+       lines(problems) +
+           "\n    (zeros read from a, or a result not there yet: a launch on the legacy default stream, "
+           "on the per-thread default stream, or on a stream of the op's own does that)");
 }
 
 TEST_CASE("sync.cuda") {
@@ -240,13 +271,16 @@ TEST_CASE("sync.cuda") {
     std::string why;
     json eager = answer(g, c.name, "call", &why);
     if (eager.is_null() || eager["raised"] == true) {
-      problems.push_back(c.text() + ": the op did not run before the capture: " + (eager.is_null() ? why : raised_text(eager)));
+      problems.push_back(c.text() +
+                         ": the op did not run before the capture: " + (eager.is_null() ? why : raised_text(eager)));
       ++not_captured;
       continue;
     }
     json cap = answer(g, "graph." + c.name, "capture", &why);
-    if (cap.is_null()) problems.push_back(c.text() + ": capture: " + why);
-    else if (cap["raised"] == true) problems.push_back(c.text() + ": capture " + raised_text(cap));
+    if (cap.is_null())
+      problems.push_back(c.text() + ": capture: " + why);
+    else if (cap["raised"] == true)
+      problems.push_back(c.text() + ": capture " + raised_text(cap));
   }
   if (problems.empty())
     return pass("the op was captured in a CUDA graph for every shape class (" + std::to_string(p.calls.size()) +
@@ -263,7 +297,8 @@ TEST_CASE("sync.cuda") {
 TEST_CASE("ptx.cuda") {
   if (skip_without_cuda()) return;
   const BuildResult& b = Session::get().build("ptx");
-  if (!b.ok) return fail("the PTX-only build (compute_75 PTX, no machine code) failed: " + b.failure, "it builds", b.log);
+  if (!b.ok)
+    return fail("the PTX-only build (compute_75 PTX, no machine code) failed: " + b.failure, "it builds", b.log);
   Listing l = cuobjdump(b.library, {"--list-elf", "--list-ptx"});
   if (l.ok && l.text.find(".cubin") != std::string::npos)
     return fail("the PTX-only build holds machine code: the PTX path would not be exercised", "PTX only", l.text);
@@ -277,7 +312,8 @@ TEST_CASE("ptx.cuda") {
   }
   std::vector<const Call*> all;
   for (auto& c : p.calls) all.push_back(&c);
-  if (problems.empty()) return pass("built as compute_75 PTX only, JIT-compiled by the driver: " + shapes_of(all) + " right");
+  if (problems.empty())
+    return pass("built as compute_75 PTX only, JIT-compiled by the driver: " + shapes_of(all) + " right");
   fail("the PTX-only build gives wrong results", "the same products as the machine-code build", lines(problems));
 }
 
@@ -308,19 +344,29 @@ TEST_CASE("kernel.cuda") {
   for (const char* of : {"cuda.f16.0.0", "cuda.view.t_s.0"}) {
     const Call& c = p.call(of);
     json o = answer(g, std::string("kernels.") + of, "kernels", &why);
-    if (o.is_null()) { problems.push_back(c.text() + ": " + why); continue; }
-    if (o["raised"] == true) { problems.push_back(c.text() + ": " + raised_text(o)); continue; }
+    if (o.is_null()) {
+      problems.push_back(c.text() + ": " + why);
+      continue;
+    }
+    if (o["raised"] == true) {
+      problems.push_back(c.text() + ": " + raised_text(o));
+      continue;
+    }
     std::vector<std::string> names = o.value("kernels", std::vector<std::string>{});
     bool mine = false;
     std::string listed;
     for (auto& k : names) {
       all.insert(k);
       listed += (listed.empty() ? "" : ", ") + k;
-      if (own.count(function_name(k))) { mine = true; ran_own.insert(function_name(k)); }
-      else if (library_gemm(k)) problems.push_back(c.text() + ": the product was done by a library GEMM: " + k);
+      if (own.count(function_name(k))) {
+        mine = true;
+        ran_own.insert(function_name(k));
+      } else if (library_gemm(k))
+        problems.push_back(c.text() + ": the product was done by a library GEMM: " + k);
     }
-    if (!mine) problems.push_back(c.text() + ": none of the kernels it launched is yours (launched: " +
-                                  (listed.empty() ? std::string("none") : listed) + ")");
+    if (!mine)
+      problems.push_back(c.text() + ": none of the kernels it launched is yours (launched: " +
+                         (listed.empty() ? std::string("none") : listed) + ")");
   }
   std::string defined;
   for (auto& k : own) defined += (defined.empty() ? "" : ", ") + k;
@@ -336,14 +382,16 @@ TEST_CASE("kernel.cuda") {
 TEST_CASE("memcheck.cuda") {
   if (skip_without_cuda()) return;
   if (Session::get().toolchain.value("compute_sanitizer", "").empty())
-    return skip("compute-sanitizer is not installed here (it comes with the CUDA toolkit): the memory-safety "
-                "row needs it");
+    return skip(
+        "compute-sanitizer is not installed here (it comes with the CUDA toolkit): the memory-safety "
+        "row needs it");
   std::string unusable = sanitizer_unusable();
   if (!unusable.empty()) return skip(unusable);
   std::vector<std::string> problems;
   bool found = false;  // the tool reported something (else the operator did not run to the end under it)
   std::string summaries;
-  for (auto [tool, plan] : {std::pair<std::string, const Plan*>{"memcheck", &memcheck_plan()}, {"racecheck", &racecheck_plan()}}) {
+  for (auto [tool, plan] :
+       {std::pair<std::string, const Plan*>{"memcheck", &memcheck_plan()}, {"racecheck", &racecheck_plan()}}) {
     const GroupResult& g = run_sanitized(*plan, tool);
     SanitizerLog log = read_sanitizer_log(g.dir / (tool + ".log"));
     const ProcessResult& pr = g.process;
@@ -352,8 +400,14 @@ TEST_CASE("memcheck.cuda") {
       found = true;
       continue;
     }
-    if (!g.ok) { problems.push_back(tool + ": " + g.failure); continue; }
-    if (log.summary.empty()) { problems.push_back(tool + ": compute-sanitizer wrote no summary"); continue; }
+    if (!g.ok) {
+      problems.push_back(tool + ": " + g.failure);
+      continue;
+    }
+    if (log.summary.empty()) {
+      problems.push_back(tool + ": compute-sanitizer wrote no summary");
+      continue;
+    }
     for (auto& c : plan->calls) {  // a clean run proves something only if the products ran
       std::string why;
       json o = answer(g, c.name, "call", &why);

@@ -66,10 +66,14 @@ std::string field_problem(const json& v, std::string type) {
 
 const char* view_name(View v) {
   switch (v) {
-    case View::Contiguous: return "contiguous";
-    case View::Transposed: return "transposed";
-    case View::ColumnSliced: return "column_sliced";
-    case View::Offset: return "offset";
+    case View::Contiguous:
+      return "contiguous";
+    case View::Transposed:
+      return "transposed";
+    case View::ColumnSliced:
+      return "column_sliced";
+    case View::Offset:
+      return "offset";
   }
   return "?";
 }
@@ -90,7 +94,10 @@ std::vector<const Call*> Plan::with_role(Role r) const {
 const Call& Plan::add(Call c) {
   inputs[c.name + ".a"] = stored(c.a, c.view_a, c.dtype);
   inputs[c.name + ".b"] = stored(c.b, c.view_b, c.dtype);
-  json p = {{"kind", "call"}, {"name", c.name}, {"device", c.device}, {"a", operand(c.name + ".a", c.view_a)},
+  json p = {{"kind", "call"},
+            {"name", c.name},
+            {"device", c.device},
+            {"a", operand(c.name + ".a", c.view_a)},
             {"b", operand(c.name + ".b", c.view_b)}};
   if (!c.same_tensors_as.empty()) p["same_tensors_as"] = c.same_tensors_as;
   probes.push_back(p);
@@ -108,8 +115,15 @@ const GroupResult& run_sanitized(const Plan& plan, const std::string& tool) {
   auto& s = Session::get();
   json args = plan.request_args();
   args["judge_gpu"] = true;
-  args["judge_wrapper"] = {s.toolchain.value("compute_sanitizer", ""), "--tool", tool, "--error-exitcode",
-                           std::to_string(kSanitizerFoundErrors), "--print-limit", "20", "--log-file", tool + ".log"};
+  args["judge_wrapper"] = {s.toolchain.value("compute_sanitizer", ""),
+                           "--tool",
+                           tool,
+                           "--error-exitcode",
+                           std::to_string(kSanitizerFoundErrors),
+                           "--print-limit",
+                           "20",
+                           "--log-file",
+                           tool + ".log"};
   // Without torch's caching allocator every tensor is its own allocation, so a read one element past an input
   // leaves it and the tool sees it (inside a cached block it would not).
   args["judge_env"] = {{"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}};
@@ -152,11 +166,13 @@ const Tensor* tensor(const GroupResult& g, const std::string& name) {
 }
 
 std::string raised_text(const json& e) {
-  std::string msg = e.is_object() && e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
+  std::string msg =
+      e.is_object() && e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
   auto nl = msg.find('\n');
   if (nl != std::string::npos) msg = msg.substr(0, nl);
   if (msg.size() > 300) msg = msg.substr(0, 300) + "...";
-  std::string type = e.is_object() && e.contains("type") && e["type"].is_string() ? e["type"].get<std::string>() : "an exception";
+  std::string type =
+      e.is_object() && e.contains("type") && e["type"].is_string() ? e["type"].get<std::string>() : "an exception";
   return "raised " + type + ": " + msg;
 }
 

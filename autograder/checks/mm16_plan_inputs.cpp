@@ -12,7 +12,9 @@ namespace {
 
 bool has_check(const std::string& id) { return Session::get().exercise.find_check(id) != nullptr; }
 
-int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
 int64_t pick_not16(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   int64_t x;
   do x = pick(rng, lo, hi);
@@ -164,8 +166,14 @@ void add_autograd(Plan& p, std::mt19937_64& rng) {
       fa.values.insert(fa.values.end(), a.v.begin(), a.v.end());
       fb.values.insert(fb.values.end(), b.v.begin(), b.v.end());
     };
-    for (int64_t e = 0; e < cs.M * cs.K; ++e) { push(0, e, +1); push(0, e, -1); }
-    for (int64_t e = 0; e < cs.K * cs.N; ++e) { push(1, e, +1); push(1, e, -1); }
+    for (int64_t e = 0; e < cs.M * cs.K; ++e) {
+      push(0, e, +1);
+      push(0, e, -1);
+    }
+    for (int64_t e = 0; e < cs.K * cs.N; ++e) {
+      push(1, e, +1);
+      push(1, e, -1);
+    }
     p.inputs[c.name + ".fd_a"] = fa;
     p.inputs[c.name + ".fd_b"] = fb;
     p.probe({{"kind", "grad"}, {"name", "grad." + c.name}, {"of", c.name}, {"g", c.name + ".g"}});
@@ -173,25 +181,39 @@ void add_autograd(Plan& p, std::mt19937_64& rng) {
     p.probe({{"kind", "gradcheck"}, {"name", "gradcheck." + c.name}, {"of", c.name}});
   }
   if (has_check("negative_control"))
-    p.probe({{"kind", "negative_control"}, {"name", "negative.ag.nonsquare"}, {"of", "ag.nonsquare"},
+    p.probe({{"kind", "negative_control"},
+             {"name", "negative.ag.nonsquare"},
+             {"of", "ag.nonsquare"},
              {"g", "ag.nonsquare.g"}});
   if (has_check("backward.cases")) {
     // one input requiring grad at a time: the backward is asked for one gradient (ctx->needs_input_grad)
     for (const char* only : {"a", "b"})
-      p.probe({{"kind", "grad"}, {"name", std::string("grad.only_") + only + ".ag.nonsquare"}, {"of", "ag.nonsquare"},
-               {"g", "ag.nonsquare.g"}, {"requires", only}});
+      p.probe({{"kind", "grad"},
+               {"name", std::string("grad.only_") + only + ".ag.nonsquare"},
+               {"of", "ag.nonsquare"},
+               {"g", "ag.nonsquare.g"},
+               {"requires", only}});
     // a and b changed in place between the forward and the backward: refused by the version counter of the tensors
     // saved with save_for_backward, or gradients of the values the forward saw; never of the changed ones
-    p.probe({{"kind", "grad"}, {"name", "grad.changed_in_place.ag.nonsquare"}, {"of", "ag.nonsquare"},
-             {"g", "ag.nonsquare.g"}, {"changed_in_place", true}});
+    p.probe({{"kind", "grad"},
+             {"name", "grad.changed_in_place.ag.nonsquare"},
+             {"of", "ag.nonsquare"},
+             {"g", "ag.nonsquare.g"},
+             {"changed_in_place", true}});
     // the upstream gradient as autograd may hand it over: a transposed view ((out.t() * w).sum()), and one value
     // expanded with strides 0 (out.sum()). A backward that reads g's memory as row-major gets them wrong.
     const Call& ns = p.call("ag.nonsquare");
     p.inputs["ag.nonsquare.g_ones"] = Tensor{"F64", {ns.M(), ns.N()}, std::vector<double>(ns.M() * ns.N(), 1.0)};
-    p.probe({{"kind", "grad"}, {"name", "grad.g_transposed.ag.nonsquare"}, {"of", "ag.nonsquare"},
-             {"g", "ag.nonsquare.g"}, {"g_layout", "transposed"}});
-    p.probe({{"kind", "grad"}, {"name", "grad.g_expanded.ag.nonsquare"}, {"of", "ag.nonsquare"},
-             {"g", "ag.nonsquare.g_ones"}, {"g_layout", "expanded"}});
+    p.probe({{"kind", "grad"},
+             {"name", "grad.g_transposed.ag.nonsquare"},
+             {"of", "ag.nonsquare"},
+             {"g", "ag.nonsquare.g"},
+             {"g_layout", "transposed"}});
+    p.probe({{"kind", "grad"},
+             {"name", "grad.g_expanded.ag.nonsquare"},
+             {"of", "ag.nonsquare"},
+             {"g", "ag.nonsquare.g_ones"},
+             {"g_layout", "expanded"}});
     // float16 inputs: the output, so the upstream gradient, is float32; each input's gradient is float16
     const Call& h = p.add(single("ag.f16", "non-square, float16", 5, 6, 3, "F16", "cpu", Role::Backward, rng));
     Matrix g = random_matrix(h.M(), h.N(), rng);
@@ -204,7 +226,8 @@ Plan build_cpu() {
   Plan p;
   auto rng = rng_for("mm16 cpu");
   const auto& sc = shapes();
-  for (std::size_t i = 0; i < sc.size(); ++i) add_pair(p, rng, "cpu.f16." + std::to_string(i), sc[i], "F16", "cpu", Role::Forward);
+  for (std::size_t i = 0; i < sc.size(); ++i)
+    add_pair(p, rng, "cpu.f16." + std::to_string(i), sc[i], "F16", "cpu", Role::Forward);
   add_pair(p, rng, "cpu.f64", sc[0], "F64", "cpu", Role::Forward);
   add_pair(p, rng, "cpu.f32", sc[2], "F32", "cpu", Role::Dtype);
   add_pair(p, rng, "cpu.view.t_s", sc[0], "F16", "cpu", Role::View, View::Transposed, View::ColumnSliced);
@@ -222,7 +245,9 @@ Plan build_cpu() {
   if (has_check("compile.fullgraph"))
     p.probe({{"kind", "compile"}, {"name", "compiled"}, {"of", {"cpu.f16.0.0", "cpu.f16.2.0"}}, {"dynamic", false}});
   if (has_check("compile.dynamic"))  // three shapes, none with a size of 1 (torch specialises 0 and 1 anyway)
-    p.probe({{"kind", "compile"}, {"name", "compiled.dynamic"}, {"of", {"cpu.f16.0.0", "cpu.f16.2.0", "cpu.f16.3.0"}},
+    p.probe({{"kind", "compile"},
+             {"name", "compiled.dynamic"},
+             {"of", {"cpu.f16.0.0", "cpu.f16.2.0", "cpu.f16.3.0"}},
              {"dynamic", true}});
   if (has_check("gradcheck.float64") || has_check("negative_control") || has_check("backward.cases"))
     add_autograd(p, rng);
@@ -242,7 +267,8 @@ Plan build_cuda() {
   p.gpu = true;
   auto rng = rng_for("mm16 cuda");
   const auto& sc = shapes();
-  for (std::size_t i = 0; i < sc.size(); ++i) add_pair(p, rng, "cuda.f16." + std::to_string(i), sc[i], "F16", "cuda", Role::Forward);
+  for (std::size_t i = 0; i < sc.size(); ++i)
+    add_pair(p, rng, "cuda.f16." + std::to_string(i), sc[i], "F16", "cuda", Role::Forward);
   add_pair(p, rng, "cuda.view.t_s", sc[0], "F16", "cuda", Role::View, View::Transposed, View::ColumnSliced);
   add_pair(p, rng, "cuda.view.o_t", sc[1], "F16", "cuda", Role::View, View::Offset, View::Transposed);
   add_pair(p, rng, "cuda.view.s_o", sc[3], "F16", "cuda", Role::View, View::ColumnSliced, View::Offset);
@@ -302,8 +328,14 @@ Plan build_contract(const std::string& device) {
   // message was being formatted (b.size(2) on a 2-D b), names something else.
   auto add = [&](const std::string& label, json a, json b, bool valid,
                  std::vector<std::vector<std::string>> arrived = {}) {
-    p.probe({{"kind", "invalid"}, {"name", std::string("contract.") + std::to_string(p.probes.size())},
-             {"label", label + on}, {"a", a}, {"b", b}, {"device", device}, {"valid", valid}, {"arrived", arrived}});
+    p.probe({{"kind", "invalid"},
+             {"name", std::string("contract.") + std::to_string(p.probes.size())},
+             {"label", label + on},
+             {"a", a},
+             {"b", b},
+             {"device", device},
+             {"valid", valid},
+             {"arrived", arrived}});
   };
   const std::vector<std::string> float16{"Half", "float16"}, float32{"Float", "float32"}, int32{"Int", "int32"};
   // The 3-D operands have a size(1) (for a) or size(0) (for b) that lines up with the other operand: only the rank
@@ -319,8 +351,8 @@ Plan build_contract(const std::string& device) {
     add("integer inputs: mm16(int32 a, int32 b)", spec("int32", {3, 4}), spec("int32", {4, 2}), false, {int32});
     add("valid call: mm16(float32 a[3, 4], float32 b[4, 2])", spec("float32", {3, 4}), spec("float32", {4, 2}), true);
   } else {
-    add("devices differ: mm16(CUDA a, CPU b)", spec("float16", {3, 4}), spec("float16", {4, 2}, "cpu"),
-        false, {{"cuda"}, {"cpu"}});
+    add("devices differ: mm16(CUDA a, CPU b)", spec("float16", {3, 4}), spec("float16", {4, 2}, "cpu"), false,
+        {{"cuda"}, {"cpu"}});
     add("float32 on CUDA: mm16(float32 a, float32 b)", spec("float32", {3, 4}), spec("float32", {4, 2}), false,
         {float32});
     add("inner sizes differ on CUDA: mm16(a[3, 5], b[4, 2])", spec("float16", {3, 5}), spec("float16", {4, 2}), false,
@@ -340,8 +372,8 @@ Plan build_memcheck() {  // every shape class (edge tiles, 1 x 1, K = 1, tall, w
   for (std::size_t i = 0; i < sc.size(); ++i)
     p.add(single("memcheck.f16." + std::to_string(i), sc[i].label, sc[i].M, sc[i].K, sc[i].N, "F16", "cuda",
                  Role::Forward, rng));
-  Call v = single("memcheck.view", sc[0].label, sc[0].M, sc[0].K, sc[0].N, "F16", "cuda", Role::View, rng,
-                  View::Offset);
+  Call v =
+      single("memcheck.view", sc[0].label, sc[0].M, sc[0].K, sc[0].N, "F16", "cuda", Role::View, rng, View::Offset);
   v.view_b = View::ColumnSliced;
   p.add(std::move(v));
   return p;
@@ -369,7 +401,8 @@ Plan build_threads() {
   for (int t = 0; t < 4; ++t) {
     const int64_t M = pick(rng, 40, 90), K = pick(rng, 300, 500), N = pick(rng, 40, 90);
     of.push_back(p.add(single("threads.f16." + std::to_string(t), "thread " + std::to_string(t), M, K, N, "F16", "cpu",
-                              Role::Forward, rng)).name);
+                              Role::Forward, rng))
+                     .name);
   }
   p.probe({{"kind", "threads"}, {"name", "threads"}, {"of", of}, {"rounds", kThreadRounds}});
   return p;
@@ -382,8 +415,9 @@ std::string Call::text() const {
   std::string views;
   auto note = [&](const char* which, View v) {
     if (v == View::Contiguous) return;
-    const char* how = v == View::Transposed ? "transposed" : v == View::ColumnSliced ? "every other column of a wider tensor"
-                                                                                      : "with a storage offset";
+    const char* how = v == View::Transposed     ? "transposed"
+                      : v == View::ColumnSliced ? "every other column of a wider tensor"
+                                                : "with a storage offset";
     views += std::string(views.empty() ? "" : ", ") + which + " " + how;
   };
   note("a", view_a);

@@ -16,9 +16,12 @@ namespace {
 std::string output_kept_problem(const GroupResult& g, const Call& c) {
   const Tensor* then = tensor(g, c.name);
   if (!then) return "";  // no output: call_problem said so
-  Comparison cmp = compare(tensor(g, c.name + ".at_end"), Expected{then->shape, then->values, then->dtype, ""}, Tolerance{0, 0});
-  return cmp.ok ? "" : c.text() + ": the output changed after the call returned (read again after the later calls: " +
-                           cmp.detail + "); the op writes a later result into a tensor it returned before";
+  Comparison cmp =
+      compare(tensor(g, c.name + ".at_end"), Expected{then->shape, then->values, then->dtype, ""}, Tolerance{0, 0});
+  return cmp.ok ? ""
+                : c.text() +
+                      ": the output changed after the call returned (read again after the later calls: " + cmp.detail +
+                      "); the op writes a later result into a tensor it returned before";
 }
 
 // The facts of `arrived` (groups of spellings, case ignored) that `message` names in no spelling, e.g.
@@ -32,7 +35,8 @@ std::string unnamed(const std::string& message, const json& arrived) {
   std::vector<std::string> missing;
   for (const auto& group : arrived) {
     bool named = false;
-    for (const auto& spelling : group) named = named || text.find(lower(spelling.get<std::string>())) != std::string::npos;
+    for (const auto& spelling : group)
+      named = named || text.find(lower(spelling.get<std::string>())) != std::string::npos;
     std::string spellings = group[0].get<std::string>();  // Half (float16)
     for (std::size_t i = 1; i < group.size(); ++i)
       spellings += (i == 1 ? " (" : "/") + group[i].get<std::string>() + (i + 1 == group.size() ? ")" : "");
@@ -47,10 +51,14 @@ std::string unnamed(const std::string& message, const json& arrived) {
 // --- views: the operands were laid out as the call says -----------------------------------------------------------
 std::vector<int64_t> view_strides(const Matrix& m, View v) {
   switch (v) {
-    case View::Contiguous: return {m.cols, 1};
-    case View::Transposed: return {1, m.rows};
-    case View::ColumnSliced: return {2 * m.cols, 2};
-    case View::Offset: return {m.cols, 1};
+    case View::Contiguous:
+      return {m.cols, 1};
+    case View::Transposed:
+      return {1, m.rows};
+    case View::ColumnSliced:
+      return {2 * m.cols, 2};
+    case View::Offset:
+      return {m.cols, 1};
   }
   return {};
 }
@@ -65,12 +73,15 @@ std::string layout_problem(const GroupResult& g, const Plan& plan, const Call& c
     if (!inputs_problem(g, before).empty())
       return c.text() + ": not run as asked: the op's earlier call changed these tensors (" + before.text() + ")";
   }
-  if (o["raised"] == true && !o.contains("operand_strides")) return "";  // the worker could not make the call: call_problem says why
-  if (!o.contains("operand_strides") || !o.contains("operand_offsets")) return c.name + ": the operands' layout was not reported";
+  if (o["raised"] == true && !o.contains("operand_strides"))
+    return "";  // the worker could not make the call: call_problem says why
+  if (!o.contains("operand_strides") || !o.contains("operand_offsets"))
+    return c.name + ": the operands' layout was not reported";
   auto sa = view_strides(c.a, c.view_a), sb = view_strides(c.b, c.view_b);
   std::vector<int64_t> want{sa[0], sa[1], sb[0], sb[1]};
   std::vector<int64_t> offsets{c.view_a == View::Offset ? c.K() : 0, c.view_b == View::Offset ? c.N() : 0};
-  if (o["operand_strides"].get<std::vector<int64_t>>() != want || o["operand_offsets"].get<std::vector<int64_t>>() != offsets)
+  if (o["operand_strides"].get<std::vector<int64_t>>() != want ||
+      o["operand_offsets"].get<std::vector<int64_t>>() != offsets)
     return c.name + ": the operands reached the op as strides " + o["operand_strides"].dump() + ", offsets " +
            o["operand_offsets"].dump() + ", not the views asked for";
   return "";
@@ -115,8 +126,8 @@ std::string call_problem(const GroupResult& g, const Call& c) {
 std::string inputs_problem(const GroupResult& g, const Call& c) {
   std::string out;
   for (auto [label, m] : {std::pair<const char*, const Matrix*>{"a", &c.a}, {"b", &c.b}}) {
-    Comparison cmp = compare(tensor(g, c.name + "." + label + "_after"), Expected{{m->rows, m->cols}, m->v, c.dtype, ""},
-                             Tolerance{0, 0});
+    Comparison cmp = compare(tensor(g, c.name + "." + label + "_after"),
+                             Expected{{m->rows, m->cols}, m->v, c.dtype, ""}, Tolerance{0, 0});
     if (!cmp.ok) out += std::string(out.empty() ? "" : "; ") + "the op changed its input " + label + ": " + cmp.detail;
   }
   return out.empty() ? out : c.text() + ": " + out;
@@ -135,8 +146,7 @@ void products_row(const GroupResult& g, const std::vector<const Call*>& calls, c
     if (p.empty()) p = output_kept_problem(g, *c);
     if (!p.empty()) problems.push_back(p);
   }
-  if (problems.empty())
-    return pass(std::to_string(calls.size()) + " " + what + " right: " + shapes_of(calls));
+  if (problems.empty()) return pass(std::to_string(calls.size()) + " " + what + " right: " + shapes_of(calls));
   if (raised.size() == 1 && problems.size() == calls.size())
     return fail("all " + std::to_string(calls.size()) + " " + what + " " + *raised.begin(), expected,
                 "every call (" + shapes_of(calls) + ") " + *raised.begin());
@@ -144,7 +154,9 @@ void products_row(const GroupResult& g, const std::vector<const Call*>& calls, c
        lines(problems));
 }
 
-std::string tolerance_text() { return "within atol = rtol = 1e-3 * max(1, sqrt(K/16)) for float16 inputs (1e-5 float32, 1e-9 float64)"; }
+std::string tolerance_text() {
+  return "within atol = rtol = 1e-3 * max(1, sqrt(K/16)) for float16 inputs (1e-5 float32, 1e-9 float64)";
+}
 
 ContractOutcome contract_outcome(const std::string& device) {
   ContractOutcome out;
@@ -161,21 +173,28 @@ ContractOutcome contract_outcome(const std::string& device) {
   for (auto& p : plan.probes) {
     std::string label = p["label"].get<std::string>(), why;
     json o = answer(g, p["name"].get<std::string>(), "invalid", &why);
-    if (o.is_null()) { out.problems.push_back(label + ": " + why); continue; }
+    if (o.is_null()) {
+      out.problems.push_back(label + ": " + why);
+      continue;
+    }
     bool raised = o["raised"] == true;
     if (p["valid"] == true) {
-      if (raised) out.problems.push_back(label + ": " + raised_text(o) + " (an operator that always raises proves nothing)");
+      if (raised)
+        out.problems.push_back(label + ": " + raised_text(o) + " (an operator that always raises proves nothing)");
       continue;
     }
     ++out.invalid;
     if (!raised)
-      out.problems.push_back(label + ": returned " + (o.contains("shape") ? "a " + o.value("dtype", std::string("?")) +
-                             " tensor of shape " + shape_text(o["shape"].get<std::vector<int64_t>>()) : std::string("a value")) +
+      out.problems.push_back(label + ": returned " +
+                             (o.contains("shape") ? "a " + o.value("dtype", std::string("?")) + " tensor of shape " +
+                                                        shape_text(o["shape"].get<std::vector<int64_t>>())
+                                                  : std::string("a value")) +
                              " instead of raising");
     else if (const std::string message = o.value("message", std::string()); message.empty())
       out.problems.push_back(label + ": raised " + o.value("type", std::string("?")) + " with an empty message");
     else if (message.rfind("Dimension out of range", 0) == 0)  // c10's wrap_dim
-      out.problems.push_back(label + ": " + raised_text(o) + ": that is torch's own error for a dimension the tensor "
+      out.problems.push_back(label + ": " + raised_text(o) +
+                             ": that is torch's own error for a dimension the tensor "
                              "does not have (a size(i) out of range), not a check of the operator's");
     else if (std::string missing = unnamed(message, p["arrived"]); !missing.empty())
       out.problems.push_back(label + ": " + raised_text(o) + ": the message does not name what arrived: " + missing);
@@ -194,27 +213,38 @@ void views_row(const GroupResult& g, const Plan& plan, const std::vector<const C
     if (!p.empty()) problems.push_back(p);
   }
   if (problems.empty())
-    return pass(std::to_string(calls.size()) + " products of transposed, sliced and offset views right: " + shapes_of(calls));
-  fail("wrong products for non-contiguous inputs (contiguous ones are checked by the forward row)",
-       "a @ b for transposed operands (strides (1, rows)), every other column of a wider tensor (strides (2 * cols, 2)) "
-       "and views with a storage offset, " + tolerance_text() + "; the views left as they were",
-       lines(problems));
+    return pass(std::to_string(calls.size()) +
+                " products of transposed, sliced and offset views right: " + shapes_of(calls));
+  fail(
+      "wrong products for non-contiguous inputs (contiguous ones are checked by the forward row)",
+      "a @ b for transposed operands (strides (1, rows)), every other column of a wider tensor (strides (2 * cols, 2)) "
+      "and views with a storage offset, " +
+          tolerance_text() + "; the views left as they were",
+      lines(problems));
 }
 
 std::string opcheck_problems(const GroupResult& g, const Plan& plan, const std::vector<std::string>& of) {
-  static const char* tests[] = {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"};
+  static const char* tests[] = {"test_schema", "test_autograd_registration", "test_faketensor",
+                                "test_aot_dispatch_dynamic"};
   std::vector<std::string> problems;
   for (auto& name : of) {
     const Call& c = plan.call(name);
     std::string why, where = c.text();
     json o = answer(g, "opcheck." + name, "opcheck", &why);
-    if (o.is_null()) { problems.push_back(where + ": " + why); continue; }
+    if (o.is_null()) {
+      problems.push_back(where + ": " + why);
+      continue;
+    }
     if (o.value("requires_grad", json()) != json::array({true, true}))
       problems.push_back(where + ": the sample did not require grad (the judge asked it to)");
-    if (o["raised"] == true) { problems.push_back(where + ": opcheck " + raised_text(o)); continue; }
+    if (o["raised"] == true) {
+      problems.push_back(where + ": opcheck " + raised_text(o));
+      continue;
+    }
     const json results = o.value("results", json::object());
     for (const char* t : tests) {
-      if (!results.contains(t)) problems.push_back(where + ": " + t + " did not run");
+      if (!results.contains(t))
+        problems.push_back(where + ": " + t + " did not run");
       else if (results[t] != "SUCCESS") {
         std::string msg = results[t].is_string() ? results[t].get<std::string>() : results[t].dump();
         auto nl = msg.find('\n');
