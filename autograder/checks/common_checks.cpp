@@ -21,8 +21,9 @@ TEST_SUITE("common") {
            "nothing was compiled: the judge reads no file through a link and no special file");
     } else if (!b.first_error.empty()) {
       // The row says the first error in the student's files; "What to fix" shows it with its source line first.
-      std::string more = b.more_errors == 0 ? ""
-                         : " (+" + std::to_string(b.more_errors) + " more error" + (b.more_errors > 1 ? "s)" : ")");
+      std::string more = b.more_errors == 0
+                             ? ""
+                             : " (+" + std::to_string(b.more_errors) + " more error" + (b.more_errors > 1 ? "s)" : ")");
       fail(b.first_error + more, "the exercise's sources compile and link", b.failure + ":\n" + b.errors);
     } else {
       fail(b.failure, "the exercise's sources compile and link", b.log.empty() ? "(no compiler output)" : "\n" + b.log);

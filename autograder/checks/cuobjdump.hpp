@@ -35,8 +35,7 @@ inline CuobjdumpRun run_cuobjdump(const fs::path& lib, const std::vector<std::st
   fs::remove_all(scratch);
   fs::create_directories(scratch);
   // its environment: the sandbox's allowlist only (Sandbox::run), nothing else of the grading host's
-  auto r = Sandbox::get().run(ProcessSpec{argv, {}, scratch.string(), 120, output_cap}, scratch,
-                              {lib.parent_path()});
+  auto r = Sandbox::get().run(ProcessSpec{argv, {}, scratch.string(), 120, output_cap}, scratch, {lib.parent_path()});
   c.text = r.out + r.err;
   c.ran = r.exited;
   c.ok = r.exited && r.exit_code == 0;

@@ -79,8 +79,8 @@ std::pair<std::size_t, std::size_t> elf_section(const std::string& image, const 
       image[EI_DATA] != ELFDATA2LSB)
     return {0, 0};
   std::memcpy(&eh, image.data(), sizeof eh);
-  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
-      eh.e_shoff > image.size() || eh.e_shnum > (image.size() - eh.e_shoff) / sizeof(Elf64_Shdr))
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum || eh.e_shoff > image.size() ||
+      eh.e_shnum > (image.size() - eh.e_shoff) / sizeof(Elf64_Shdr))
     return {0, 0};
   auto header = [&](std::size_t i) {
     Elf64_Shdr sh;
@@ -128,10 +128,10 @@ class Grade {
   bool done_ = false;
   std::string failure_;
   std::map<std::string, HarnessRun> runs_;
-  std::map<std::string, std::string> originals_;  // library -> its bytes as CMake built it
-  std::size_t padded_size_ = 0;                   // every copy's size is drawn above the largest original
+  std::map<std::string, std::string> originals_;              // library -> its bytes as CMake built it
+  std::size_t padded_size_ = 0;                               // every copy's size is drawn above the largest original
   std::vector<std::pair<std::string, std::string>> sources_;  // the submission's files, as the judge first copied them
-  std::random_device salt_;                       // not the seed: nothing of a copy is reproducible or predictable
+  std::random_device salt_;  // not the seed: nothing of a copy is reproducible or predictable
 
   void make_all() {
     done_ = true;
@@ -149,8 +149,9 @@ class Grade {
       }
     }
     if (!correct || targets.size() < 3) {
-      failure_ = "this grader was built without the course's operators under test (cmake/OperatorsUnderTest.cmake "
-                 "needs solutions/06_autograd and CUDA): chapter 7 cannot be graded here";
+      failure_ =
+          "this grader was built without the course's operators under test (cmake/OperatorsUnderTest.cmake "
+          "needs solutions/06_autograd and CUDA): chapter 7 cannot be graded here";
       return;
     }
     try {
@@ -210,14 +211,19 @@ class Grade {
       for (auto& [name, bytes] : sources_) write_file(b.dir / "src" / name, bytes);
     }
     // judge_tag tells the runs apart for the judge alone; the worker never sees it.
-    json args = {{"library", ""}, {"target", shown.string()}, {"judge_tag", t.run}, {"calls_file", kCallsFile},
-                 {"read_only", json::array({shown_dir.string()})}, {"hide_cuda", t.hide_cuda},
+    json args = {{"library", ""},
+                 {"target", shown.string()},
+                 {"judge_tag", t.run},
+                 {"calls_file", kCallsFile},
+                 {"read_only", json::array({shown_dir.string()})},
+                 {"hide_cuda", t.hide_cuda},
                  {"judge_gpu", !t.hide_cuda && s.cuda_available()}};
     HarnessRun run;
     run.group = &s.group("harness", args);
     if (!run.group->dir.empty()) {
       fs::path calls = run.group->dir / kCallsFile;
-      if (fs::is_regular_file(fs::symlink_status(calls, ec))) run.calls = static_cast<long long>(fs::file_size(calls, ec));
+      if (fs::is_regular_file(fs::symlink_status(calls, ec)))
+        run.calls = static_cast<long long>(fs::file_size(calls, ec));
       fs::remove_all(run.group->dir, ec);  // nothing of this run stays for the next one to find
     }
     Sandbox::get().empty_keyrings();
@@ -244,13 +250,11 @@ class Grade {
 };
 
 std::string counts(const HarnessRun& r) {
-  return std::to_string(r.passed) + " passed, " + std::to_string(r.failing) + " failed, " +
-         std::to_string(r.skipped) + " skipped";
+  return std::to_string(r.passed) + " passed, " + std::to_string(r.failing) + " failed, " + std::to_string(r.skipped) +
+         " skipped";
 }
 
-std::string calls(const HarnessRun& r) {
-  return "course::mm16 called " + std::to_string(r.calls) + " time(s)";
-}
+std::string calls(const HarnessRun& r) { return "course::mm16 called " + std::to_string(r.calls) + " time(s)"; }
 
 // The precondition of every catches.* row: the harness passes the correct operator, having called it.
 bool passes_correct(const HarnessRun& r) { return r.group->ok && r.failing == 0 && r.passed > 0 && r.calls > 0; }
@@ -258,8 +262,8 @@ bool passes_correct(const HarnessRun& r) { return r.group->ok && r.failing == 0 
 std::string died(const HarnessRun& r) {
   const ProcessResult& p = r.group->process;
   if (p.timed_out) return "it was stopped at the time limit";
-  return "its process " + p.describe() + " before the harness reported (last output: " +
-         last_line(p.err.empty() ? p.out : p.err) + ")";
+  return "its process " + p.describe() +
+         " before the harness reported (last output: " + last_line(p.err.empty() ? p.out : p.err) + ")";
 }
 
 void catches(const std::string& name, const std::string& bug) {
@@ -274,16 +278,17 @@ void catches(const std::string& name, const std::string& bug) {
   if (!r.group->ok)
     return fail("not caught: against an operator with " + bug + ", your harness did not finish: " + died(r),
                 "the harness runs to its end and reports a failing test",
-                r.group->failure + "\n(A test run that dies reports nothing; if the operator may exit(), call it "
-                "in a child process.)");
+                r.group->failure +
+                    "\n(A test run that dies reports nothing; if the operator may exit(), call it "
+                    "in a child process.)");
   if (r.failing == 0)
-    return fail("not caught: every test passed against an operator with " + bug,
-                "at least one failing test", counts(r) + (r.skipped ? "; skipped:" + r.skipped_tests : ""));
+    return fail("not caught: every test passed against an operator with " + bug, "at least one failing test",
+                counts(r) + (r.skipped ? "; skipped:" + r.skipped_tests : ""));
   if (r.calls == 0)
-    return fail("not caught: against an operator with " + bug + " your harness failed without calling it: a failure "
-                "that never ran the operator says nothing about it",
-                "a failing test in a run that calls course::mm16",
-                counts(r) + ", " + calls(r) + ":" + r.failing_tests);
+    return fail("not caught: against an operator with " + bug +
+                    " your harness failed without calling it: a failure "
+                    "that never ran the operator says nothing about it",
+                "a failing test in a run that calls course::mm16", counts(r) + ", " + calls(r) + ":" + r.failing_tests);
   pass("caught by " + std::to_string(r.failing) + " failing test(s):" + r.failing_tests + " (" + calls(r) + ")");
 }
 
@@ -296,16 +301,17 @@ TEST_SUITE("harness") {
       return fail("your harness did not finish against the correct operator: " + r.group->failure,
                   "every test passes (or skips) against the correct operator", r.group->failure);
     if (r.passed == 0)
-      return fail("no test passed against the correct operator (" + counts(r) + ")",
-                  "at least one test that runs", counts(r));
+      return fail("no test passed against the correct operator (" + counts(r) + ")", "at least one test that runs",
+                  counts(r));
     if (r.failing > 0)
       return fail("your harness fails the correct operator: a test that fails a correct operator catches nothing",
                   "every test passes (or skips)", counts(r) + ":" + r.failing_tests);
     if (r.calls == 0)
-      return fail("your harness never called the operator: its tests passed without running course::mm16, so they "
-                  "test nothing",
-                  "tests that call course::mm16 (through torch.ops.course.mm16, in this process or a child)",
-                  counts(r) + ", " + calls(r));
+      return fail(
+          "your harness never called the operator: its tests passed without running course::mm16, so they "
+          "test nothing",
+          "tests that call course::mm16 (through torch.ops.course.mm16, in this process or a child)",
+          counts(r) + ", " + calls(r));
     pass(counts(r) + (r.skipped ? "; skipped:" + r.skipped_tests : "") + "; " + calls(r));
   }
 
@@ -320,18 +326,23 @@ TEST_SUITE("harness") {
                   counts(r) + ":" + r.failing_tests);
     if (r.passed == 0) return fail("with no CUDA device no test passed", "the CPU tests pass", counts(r));
     if (r.calls == 0)
-      return fail("with no CUDA device visible no test called the operator",
-                  "the CPU tests call course::mm16", counts(r) + ", " + calls(r));
+      return fail("with no CUDA device visible no test called the operator", "the CPU tests call course::mm16",
+                  counts(r) + ", " + calls(r));
     pass("CUDA hidden (CUDA_VISIBLE_DEVICES=): " + counts(r));
   }
 
-  TEST_CASE("catches.wrong_forward_float64") { catches("wrong_forward_float64", "a forward that doubles float64 products"); }
-  TEST_CASE("catches.wrong_forward_float16") { catches("wrong_forward_float16", "a forward that doubles float16 products"); }
+  TEST_CASE("catches.wrong_forward_float64") {
+    catches("wrong_forward_float64", "a forward that doubles float64 products");
+  }
+  TEST_CASE("catches.wrong_forward_float16") {
+    catches("wrong_forward_float16", "a forward that doubles float16 products");
+  }
   TEST_CASE("catches.ignores_strides") { catches("ignores_strides", "a kernel that ignores strides"); }
   TEST_CASE("catches.exit_on_invalid") { catches("exit_on_invalid", "std::exit(1) on a 1-D input"); }
   TEST_CASE("catches.missing_fake") { catches("missing_fake", "no fake (Meta) kernel"); }
   TEST_CASE("catches.fake_wrong_shape") {
-    catches("fake_wrong_shape", "a fake (Meta) kernel whose output is N x M, not M x N (right only for square outputs)");
+    catches("fake_wrong_shape",
+            "a fake (Meta) kernel whose output is N x M, not M x N (right only for square outputs)");
   }
   TEST_CASE("catches.wrong_backward") { catches("wrong_backward", "a backward that doubles the gradients"); }
   TEST_CASE("catches.wrong_backward_b") { catches("wrong_backward_b", "a backward that doubles b's gradient alone"); }

@@ -1,7 +1,9 @@
 // What the judge asks of course::mm16 (chapters 3 to 6): every input, drawn from the grade's seed, and every probe
 // the worker runs on them, named once here. The worker answers under these names (autograder/worker/groups_mm16.py,
-// as autograder/worker/mm16_protocol.json declares); the checks (mm16_checks.cpp) read the answers through answer(),
-// which holds them to the same declaration, and take every shape they name from the calls, never from literals.
+// as autograder/worker/mm16_protocol.json declares); the checks (mm16_N_*_checks.cpp) read the answers through
+// answer(), which holds them to the same declaration, and take every shape they name from the calls, never from
+// literals. The plans are drawn in mm16_plan_inputs.cpp, sent, run and read back in mm16_plan.cpp, and what a call
+// must return is mm16_expected.cpp's.
 #pragma once
 #include <functional>
 #include <string>
@@ -33,7 +35,7 @@ struct Call {
   std::string dtype;        // of the inputs: F16, F32, F64
   std::string device;       // "cpu" or "cuda"
   Role role = Role::Forward;
-  Matrix a, b;              // the operands' values, as the op sees them
+  Matrix a, b;  // the operands' values, as the op sees them
   View view_a = View::Contiguous, view_b = View::Contiguous;
   std::string same_tensors_as;  // non-empty: the values were copied into that call's tensors (same data pointers)
   std::string near_repeat_of;   // non-empty: that call's values but one element (new tensors): `changed` says which
@@ -41,8 +43,8 @@ struct Call {
   int64_t M() const { return a.rows; }
   int64_t K() const { return a.cols; }
   int64_t N() const { return b.cols; }
-  std::string text() const;  // "float16 [37, 45] @ [45, 29]", with its views and in-place update said
-  Expected expected() const;  // the judge's float64 product (shape and values)
+  std::string text() const;     // "float16 [37, 45] @ [45, 29]", with its views and in-place update said
+  Expected expected() const;    // the judge's float64 product (shape and values)
   Tolerance tolerance() const;  // fitted to the input dtype and K
 };
 
@@ -62,13 +64,13 @@ class Plan {
 };
 
 // The plans of one grade (built once, from the seed, for the checks the exercise lists).
-const Plan& cpu_plan();       // forward, dtypes, views, fake/meta, torch.compile, autograd, opcheck
-const Plan& cuda_plan();      // the same products on CUDA, views, the stream probe, the device guard, opcheck
-const Plan& capture_plan();   // one eager call and one CUDA-graph capture per shape class
-const Plan& ptx_plan();       // one product of every shape class, for the PTX-only build
-const Plan& memcheck_plan();  // one product of every shape class and of every view kind, under compute-sanitizer
-const Plan& racecheck_plan(); // two products (edge tiles, full tiles), under compute-sanitizer's racecheck
-const Plan& threads_plan();   // four products, then the same from four threads at once (kThreadRounds calls each)
+const Plan& cpu_plan();        // forward, dtypes, views, fake/meta, torch.compile, autograd, opcheck
+const Plan& cuda_plan();       // the same products on CUDA, views, the stream probe, the device guard, opcheck
+const Plan& capture_plan();    // one eager call and one CUDA-graph capture per shape class
+const Plan& ptx_plan();        // one product of every shape class, for the PTX-only build
+const Plan& memcheck_plan();   // one product of every shape class and of every view kind, under compute-sanitizer
+const Plan& racecheck_plan();  // two products (edge tiles, full tiles), under compute-sanitizer's racecheck
+const Plan& threads_plan();    // four products, then the same from four threads at once (kThreadRounds calls each)
 constexpr int kThreadRounds = 12;
 const Plan& contract_plan(const std::string& device);  // invalid calls (and one valid one) on tensors of ones
 

@@ -108,14 +108,16 @@ void read_targets_run(TargetsRun& run) {
   std::vector<int> two{50, 52, 60, 61, 70, 72, 75, 80, 86, 87, 89};
   std::shuffle(two.begin(), two.end(), rng);
   const int big = three[rng() % 4];
-  std::vector<std::pair<bool, std::string>> images{{false, std::to_string(big)}, {true, std::to_string(big)}, {false, "90a"}};
+  std::vector<std::pair<bool, std::string>> images{
+      {false, std::to_string(big)}, {true, std::to_string(big)}, {false, "90a"}};
   for (int k = 0; k < 2; ++k) images.push_back({rng() % 2 == 0, std::to_string(two[k])});
   std::shuffle(images.begin(), images.end(), rng);
   std::string drawn;
   int elf = 0, ptx = 0;
   for (auto& [is_ptx, sm] : images) {
     const std::string n = std::to_string(is_ptx ? ++ptx : ++elf);
-    drawn += std::string(is_ptx ? "PTX" : "ELF") + " file    " + n + ": libdrawn." + n + ".sm_" + sm + (is_ptx ? ".ptx\n" : ".cubin\n");
+    drawn += std::string(is_ptx ? "PTX" : "ELF") + " file    " + n + ": libdrawn." + n + ".sm_" + sm +
+             (is_ptx ? ".ptx\n" : ".cubin\n");
     (is_ptx ? run.truth[kDrawn].ptx : run.truth[kDrawn].cubin).insert(std::stoi(sm));
   }
   run.listings[kDrawn] = drawn;
@@ -144,13 +146,17 @@ void listing_row(const std::vector<std::string>& kinds, const std::vector<std::s
       std::vector<long long> got;
       for (auto& x : items.is_array() ? items : json::array()) {
         got_text += std::string(got_text.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
-        if (x.is_number_integer()) got.push_back(x.get<long long>());
-        else problem = "an item that is not an int (" + (x.is_string() ? x.get<std::string>() : x.dump()) + ")";
+        if (x.is_number_integer())
+          got.push_back(x.get<long long>());
+        else
+          problem = "an item that is not an int (" + (x.is_string() ? x.get<std::string>() : x.dump()) + ")";
       }
       got_text = type + " [" + got_text + "]";
       const std::vector<long long> want_list(want.begin(), want.end());
-      if (type == "missing") problem = "no '" + kind + "' key";
-      else if (type != "list") problem = "a " + type + ", not a list";
+      if (type == "missing")
+        problem = "no '" + kind + "' key";
+      else if (type != "list")
+        problem = "a " + type + ", not a list";
       else if (problem.empty() && got != want_list) {
         std::vector<long long> sorted_got = got;
         std::sort(sorted_got.begin(), sorted_got.end());
@@ -228,15 +234,16 @@ const ProbeBuild& ptx_only_probe() {
   std::string bad;
   pairs(flags, bad);  // only well-formed -gencode flags reach nvcc's command line
   if (!bad.empty() || flags.empty()) {
-    b.why = "gencode_flags(\"75-virtual\") returned " + (flags.empty() ? std::string("no flags") : "flags nvcc is not given: " + bad);
+    b.why = "gencode_flags(\"75-virtual\") returned " +
+            (flags.empty() ? std::string("no flags") : "flags nvcc is not given: " + bad);
     return b;
   }
   fs::path dir = s.cfg.work_dir / "probe-75-virtual";
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(s.toolchain.value("probe_kernel", ""), dir / "probe_kernel.cu");
-  std::vector<std::string> argv{s.toolchain.value("nvcc", ""), "-ccbin", s.toolchain.value("cxx", ""), "-shared",
-                                "-Xcompiler", "-fPIC"};
+  std::vector<std::string> argv{
+      s.toolchain.value("nvcc", ""), "-ccbin", s.toolchain.value("cxx", ""), "-shared", "-Xcompiler", "-fPIC"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"probe_kernel.cu", "-o", "libprobe.so"});
   // nvcc's environment: the sandbox's allowlist only (Sandbox::run), as for the submission's own build
@@ -255,7 +262,9 @@ const ProbeBuild& ptx_only_probe() {
 }  // namespace
 
 TEST_SUITE("portability") {
-  TEST_CASE("targets.cubin") { listing_row({"cubin"}, {"cubin_and_ptx", "cubin_only", "ptx_only", "newer_ptx", kDrawn}); }
+  TEST_CASE("targets.cubin") {
+    listing_row({"cubin"}, {"cubin_and_ptx", "cubin_only", "ptx_only", "newer_ptx", kDrawn});
+  }
   TEST_CASE("targets.ptx") { listing_row({"ptx"}, {"cubin_and_ptx", "cubin_only", "ptx_only", "newer_ptx", kDrawn}); }
   TEST_CASE("targets.no_device") { listing_row({"cubin", "ptx"}, {"no_device"}); }
 
@@ -270,9 +279,12 @@ TEST_SUITE("portability") {
       }
       std::string bad, ignored;
       auto got = pairs(student_flags(answer), bad), want = pairs(gencode_flags(list), ignored);
-      if (!bad.empty()) wrong += "\n  \"" + list + "\": not a -gencode=arch=compute_XX,code=... flag: " + bad;
-      else if (got != want) wrong += "\n  \"" + list + "\": expected " + show(want) + ", got " + show(got);
-      else right += (right.empty() ? "" : "; ") + list;
+      if (!bad.empty())
+        wrong += "\n  \"" + list + "\": not a -gencode=arch=compute_XX,code=... flag: " + bad;
+      else if (got != want)
+        wrong += "\n  \"" + list + "\": expected " + show(want) + ", got " + show(got);
+      else
+        right += (right.empty() ? "" : "; ") + list;
     }
     if (!wrong.empty())
       return fail("gencode_flags gives other targets than nvcc needs for some lists",
@@ -282,12 +294,14 @@ TEST_SUITE("portability") {
 
   TEST_CASE("targets.ptx_only") {
     const ProbeBuild& b = ptx_only_probe();
-    if (!b.ok) return fail("the probe kernel could not be built with gencode_flags(\"75-virtual\")", "nvcc builds it", b.why);
+    if (!b.ok)
+      return fail("the probe kernel could not be built with gencode_flags(\"75-virtual\")", "nvcc builds it", b.why);
     if (!b.targets.cubin.empty() || b.targets.ptx != std::set<int>{75})
       return fail("the build with gencode_flags(\"75-virtual\") is not PTX-only compute_75",
                   "PTX [75] and no machine code (cubin [])",
                   "PTX " + show(b.targets.ptx) + ", cubin " + show(b.targets.cubin) + "\n    listing: " + b.listing);
-    pass("nvcc with your flags embeds compute_75 PTX and no machine code: " + b.listing.substr(0, b.listing.find('\n')));
+    pass("nvcc with your flags embeds compute_75 PTX and no machine code: " +
+         b.listing.substr(0, b.listing.find('\n')));
   }
 
   TEST_CASE("ptx_jit.cuda") {
@@ -295,20 +309,22 @@ TEST_SUITE("portability") {
     const ProbeBuild& b = ptx_only_probe();
     if (!b.ok || !b.targets.cubin.empty())
       return fail("no PTX-only probe to run (see targets.ptx_only)", "a PTX-only build", b.ok ? b.listing : b.why);
-    const GroupResult& g = Session::get().require(
-        "probe", {{"library", ""}, {"probe", b.lib.string()}, {"read_only", json::array({b.lib.parent_path().string()})},
-                  {"judge_gpu", true}});
+    const GroupResult& g = Session::get().require("probe", {{"library", ""},
+                                                            {"probe", b.lib.string()},
+                                                            {"read_only", json::array({b.lib.parent_path().string()})},
+                                                            {"judge_gpu", true}});
     int code = g.report.value("code", -1);
     if (code != 0)
       return fail("the PTX-only probe did not run on " + Session::get().cuda_device_name() + ": " +
                       g.report.value("error", std::string("?")),
-                  "the driver JIT-compiles the compute_75 PTX and the kernel runs", "CUDA error " + std::to_string(code));
+                  "the driver JIT-compiles the compute_75 PTX and the kernel runs",
+                  "CUDA error " + std::to_string(code));
     auto values = g.report.value("values", json::array());
     for (std::size_t i = 0; i < values.size(); ++i)
       if (values[i].get<double>() != 0.5 * double(i) + 1.0)
         return fail("the PTX-only probe ran but wrote wrong values", "out[i] = 0.5 i + 1",
                     "out[" + std::to_string(i) + "] = " + values[i].dump());
-    pass("the driver JIT-compiled the compute_75 PTX on " + Session::get().cuda_device_name() + " and the kernel ran (" +
-         std::to_string(values.size()) + " values right)");
+    pass("the driver JIT-compiled the compute_75 PTX on " + Session::get().cuda_device_name() +
+         " and the kernel ran (" + std::to_string(values.size()) + " values right)");
   }
 }

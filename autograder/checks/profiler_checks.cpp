@@ -59,15 +59,18 @@ void read_profile_run(const std::string& device, ProfileRun& run) {
   auto& s = Session::get();
   std::string op = s.toolchain.value("course_operator", "");
   if (op.empty())
-    throw NotRun("this grader was built without the course's operator (solutions/06_autograd and CUDA): chapter 8 "
-                 "cannot be graded here");
+    throw NotRun(
+        "this grader was built without the course's operator (solutions/06_autograd and CUDA): chapter 8 "
+        "cannot be graded here");
   // How many calls of each kind the workload makes, drawn per grade: counts learnt from one grade (or from chapter 8)
   // are wrong in the next. mm16_scaled runs 3 or 4 times, never the chapter's 2.
   auto rng = rng_for("profile workload");
   const json drawn_calls = {{"direct", 1 + static_cast<int>(rng() % 3)},
                             {"transposed", 1 + static_cast<int>(rng() % 2)},
                             {"scaled", 3 + static_cast<int>(rng() % 2)}};
-  run.group = &s.require("profile", {{"device", device}, {"library", op}, {"seed", s.cfg.seed % 100000},
+  run.group = &s.require("profile", {{"device", device},
+                                     {"library", op},
+                                     {"seed", s.cfg.seed % 100000},
                                      {"calls", drawn_calls},
                                      {"judge_gpu", device == "cuda"},
                                      {"ops", std::vector<std::string>(std::begin(kOps), std::end(kOps))}});
@@ -88,10 +91,13 @@ void read_profile_run(const std::string& device, ProfileRun& run) {
     double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
     long tid = e.contains("tid") && e["tid"].is_number() ? e["tid"].get<long>() : 0;
     long corr = e.contains("args") && e["args"].contains("correlation") ? e["args"]["correlation"].get<long>() : -1;
-    if (cat == "cpu_op") calls[name].push_back({ts, ts + dur, tid});
-    else if ((cat == "cuda_runtime" || cat == "cuda_driver") && corr >= 0) launches.push_back({{ts, ts + dur, tid}, corr});
+    if (cat == "cpu_op")
+      calls[name].push_back({ts, ts + dur, tid});
+    else if ((cat == "cuda_runtime" || cat == "cuda_driver") && corr >= 0)
+      launches.push_back({{ts, ts + dur, tid}, corr});
     // torch's FunctionEvent.kernels holds every device activity of a launch: kernels, and memcpy/memset too
-    else if ((cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") && corr >= 0) kernels[corr] = name;
+    else if ((cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") && corr >= 0)
+      kernels[corr] = name;
   }
   for (const char* name : kOps) {
     OpTruth& t = run.truth[name];
@@ -147,8 +153,10 @@ void compare(const std::string& device, const std::string& fn, Same same, Show s
 }
 
 void calls_row(const std::string& device) {
-  compare(device, "op_calls", [](const json& a, const OpTruth& t) { return a.is_number_integer() && a.get<int>() == t.calls; },
-          [](const OpTruth& t) { return std::to_string(t.calls) + " call(s)"; });
+  compare(
+      device, "op_calls",
+      [](const json& a, const OpTruth& t) { return a.is_number_integer() && a.get<int>() == t.calls; },
+      [](const OpTruth& t) { return std::to_string(t.calls) + " call(s)"; });
 }
 
 }  // namespace
@@ -157,19 +165,20 @@ TEST_SUITE("profiler") {
   TEST_CASE("profile.calls.cpu") { calls_row("cpu"); }
 
   TEST_CASE("profile.cpu_time.cpu") {
-    compare("cpu", "op_cpu_time_us",
-            [](const json& a, const OpTruth& t) {
-              if (!a.is_number()) return false;
-              if (t.calls == 0) return a.get<double>() == 0.0;  // not in the profile: no time at all
-              Tensor seen{"F64", {1}, {a.get<double>()}};  // the one comparator: within 5 % (and 2 us)
-              return compare(&seen, Expected{{1}, {t.cpu_time_us}, "", ""}, Tolerance{2.0, 0.05}).ok;
-            },
-            [](const OpTruth& t) {
-              if (t.calls == 0) return std::string("0.0 us (not in the profile)");
-              char buf[64];
-              std::snprintf(buf, sizeof buf, "%.1f us (within 5%%)", t.cpu_time_us);
-              return std::string(buf);
-            });
+    compare(
+        "cpu", "op_cpu_time_us",
+        [](const json& a, const OpTruth& t) {
+          if (!a.is_number()) return false;
+          if (t.calls == 0) return a.get<double>() == 0.0;  // not in the profile: no time at all
+          Tensor seen{"F64", {1}, {a.get<double>()}};       // the one comparator: within 5 % (and 2 us)
+          return compare(&seen, Expected{{1}, {t.cpu_time_us}, "", ""}, Tolerance{2.0, 0.05}).ok;
+        },
+        [](const OpTruth& t) {
+          if (t.calls == 0) return std::string("0.0 us (not in the profile)");
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.1f us (within 5%%)", t.cpu_time_us);
+          return std::string(buf);
+        });
   }
 
   TEST_CASE("profile.calls.cuda") {
@@ -183,12 +192,13 @@ TEST_SUITE("profiler") {
     if (run.truth.at("course::mm16").kernels.empty())
       return fail("the trace shows no kernel launched inside course::mm16: the profiler recorded no CUDA activity",
                   "at least the operator's own kernel", "none");
-    compare("cuda", "op_kernels",
-            [](const json& a, const OpTruth& t) {
-              std::set<std::string> got;
-              for (auto& k : a) got.insert(k.get<std::string>());
-              return got == t.kernels && a.size() == got.size();
-            },
-            [](const OpTruth& t) { return "[" + join(t.kernels) + "]"; });
+    compare(
+        "cuda", "op_kernels",
+        [](const json& a, const OpTruth& t) {
+          std::set<std::string> got;
+          for (auto& k : a) got.insert(k.get<std::string>());
+          return got == t.kernels && a.size() == got.size();
+        },
+        [](const OpTruth& t) { return "[" + join(t.kernels) + "]"; });
   }
 }

@@ -81,7 +81,8 @@ void check_schema(const std::string& name, const std::string& expected) {
 TEST_SUITE("02_schema") {
   TEST_CASE("schema.mm16") { check_schema("mm16", "course::mm16(Tensor a, Tensor b) -> Tensor"); }
   TEST_CASE("schema.mm16_scaled") {
-    check_schema("mm16_scaled", "course::mm16_scaled(Tensor a, Tensor b, *, float alpha=1., Tensor? bias=None) -> Tensor");
+    check_schema("mm16_scaled",
+                 "course::mm16_scaled(Tensor a, Tensor b, *, float alpha=1., Tensor? bias=None) -> Tensor");
   }
 
   // The out variant by PyTorch's convention (aten::mm.out): the overload `out` of the functional operator, its
@@ -92,19 +93,21 @@ TEST_SUITE("02_schema") {
     const std::string want = std::string(kOutSchema) + ", tagged out";
     if (const json* op = find_op(ops, "course::mm16", "out")) {
       const std::string seen = (*op)["schema"].get<std::string>();
-      if (seen != kOutSchema)
-        return fail("course::mm16.out is registered, but with a different schema", want, seen);
+      if (seen != kOutSchema) return fail("course::mm16.out is registered, but with a different schema", want, seen);
       if (!has_tag(*op, "out"))
-        return fail("course::mm16.out is not tagged torch.Tag.out: PyTorch's tooling does not treat it as an out "
-                    "variant", want, seen + ", tags " + tag_list(*op));
+        return fail(
+            "course::mm16.out is not tagged torch.Tag.out: PyTorch's tooling does not treat it as an out "
+            "variant",
+            want, seen + ", tags " + tag_list(*op));
       return pass(seen + ", tags " + tag_list(*op));
     }
     // an out variant under another name: a separate operator (mm16_out), or another overload name
     for (auto& op : ops) {
       const std::string schema = op["schema"].get<std::string>();
       if (schema.find("(a!)") == std::string::npos) continue;
-      return fail(qualified(op) + " looks like the out variant, but PyTorch's convention is the overload `out` of "
-                  "course::mm16 (like aten::mm.out), which its tooling looks up by that name",
+      return fail(qualified(op) +
+                      " looks like the out variant, but PyTorch's convention is the overload `out` of "
+                      "course::mm16 (like aten::mm.out), which its tooling looks up by that name",
                   want, schema + ", tags " + tag_list(op));
     }
     fail("course::mm16.out is not registered in the course's namespace 'course'", want, inventory(ops));
