@@ -7,6 +7,7 @@ naming the file and its first mismatch (ReportError, a ValueError), never a trac
 The schemas are checked with jsonschema, which the course's environment has; a Python without it (an installed torch
 on the GPU machine, COURSE_PYTHON=python3) still gets the typed reading below, which refuses a field of the wrong
 type."""
+
 from __future__ import annotations
 
 import json
@@ -113,10 +114,18 @@ class Row:
 
     @classmethod
     def from_json(cls, j: dict) -> Row:
-        return cls(id=_text(j, "id"), status=_text(j, "status", "FAIL"), title=_text(j, "title"),
-                   points=_number(j, "points"), max_points=_number(j, "max_points"), detail=_text(j, "detail"),
-                   expected=_text(j, "expected"), seen=_text(j, "seen"), hint=_text(j, "hint"),
-                   not_graded=_text(j, "not_graded"))
+        return cls(
+            id=_text(j, "id"),
+            status=_text(j, "status", "FAIL"),
+            title=_text(j, "title"),
+            points=_number(j, "points"),
+            max_points=_number(j, "max_points"),
+            detail=_text(j, "detail"),
+            expected=_text(j, "expected"),
+            seen=_text(j, "seen"),
+            hint=_text(j, "hint"),
+            not_graded=_text(j, "not_graded"),
+        )
 
 
 @dataclass
@@ -151,18 +160,28 @@ class Report:
             ng = d.get("not_graded") if isinstance(d.get("not_graded"), dict) else {}
             why = ng.get("why") if isinstance(ng.get("why"), dict) else {}
             max_score = _number(d, "max_score")
-            return cls(exercise=_text(d, "exercise"), score=_number(d, "score"), max_score=max_score,
-                       passed=int(d.get("passed", 0)), failed=int(d.get("failed", 0)), skipped=int(d.get("skipped", 0)),
-                       rows=[Row.from_json(r) for r in d.get("rows", [])],
-                       points_total=float(d.get("points_total", max_score)),
-                       not_graded_points=float(ng.get("points", 0) or 0),
-                       not_graded_why={str(k): float(v) for k, v in why.items()},
-                       final=d.get("final", True) is True, undecided=[str(i) for i in d.get("undecided") or []],
-                       deciding=d.get("deciding") if isinstance(d.get("deciding"), str) else None,
-                       protections=[p for p in d.get("protections", []) if isinstance(p, dict)],
-                       timeline=[s for s in d.get("timeline", []) if isinstance(s, dict)],
-                       seconds=float(d.get("seconds", 0) or 0), missing=d.get("missing") is True,
-                       refused=_text(d, "refused"), error=_text(d, "error"), data=d)
+            return cls(
+                exercise=_text(d, "exercise"),
+                score=_number(d, "score"),
+                max_score=max_score,
+                passed=int(d.get("passed", 0)),
+                failed=int(d.get("failed", 0)),
+                skipped=int(d.get("skipped", 0)),
+                rows=[Row.from_json(r) for r in d.get("rows", [])],
+                points_total=float(d.get("points_total", max_score)),
+                not_graded_points=float(ng.get("points", 0) or 0),
+                not_graded_why={str(k): float(v) for k, v in why.items()},
+                final=d.get("final", True) is True,
+                undecided=[str(i) for i in d.get("undecided") or []],
+                deciding=d.get("deciding") if isinstance(d.get("deciding"), str) else None,
+                protections=[p for p in d.get("protections", []) if isinstance(p, dict)],
+                timeline=[s for s in d.get("timeline", []) if isinstance(s, dict)],
+                seconds=float(d.get("seconds", 0) or 0),
+                missing=d.get("missing") is True,
+                refused=_text(d, "refused"),
+                error=_text(d, "error"),
+                data=d,
+            )
         except (TypeError, ValueError, AttributeError) as e:  # only where jsonschema is not there to say it first
             raise ReportError(path, f"not {ROWS_WHAT}: {e}") from None
 
@@ -253,8 +272,9 @@ def build_error(out: Path | str, since: float = 0.0) -> str:
     return report.build_error() if report else ""
 
 
-def stand_in(ex: str, max_score: float, checks: int, *, missing: bool = False, refused: str = "",
-             error: str = "") -> dict:
+def stand_in(
+    ex: str, max_score: float, checks: int, *, missing: bool = False, refused: str = "", error: str = ""
+) -> dict:
     """batch's rows.json for a submission the judge did not grade: every check failed, and why."""
     doc = {"exercise": ex, "score": 0.0, "max_score": max_score, "passed": 0, "failed": checks, "skipped": 0}
     if missing:

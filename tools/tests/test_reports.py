@@ -11,6 +11,7 @@ tools/course_cli/reports.py, and what the commands do with one that does not mat
    the reader says "starting" for a missing, half-written or stale file.
 
 usage: test_reports.py BUILD_DIR"""
+
 import json
 import os
 import shutil
@@ -48,6 +49,7 @@ def grade(name, submission, *extra, watch_progress=False):
             if text:
                 seen.setdefault(text, None)
             time.sleep(0.02)
+
     t = threading.Thread(target=poll)
     if watch_progress:
         t.start()
@@ -64,8 +66,10 @@ try:
     expect(r.returncode == 0, f"the reference passes ({r.returncode}): {r.stdout[-500:]}{r.stderr[-500:]}")
     full = max_points(EX)
     report = reports.read_rows(ref)
-    expect(report.final and report.score == full and report.failed == 0 and report.row("build").status == "PASS",
-           f"the reference's rows.json reads back: {report.score}/{report.max_score}, final {report.final}")
+    expect(
+        report.final and report.score == full and report.failed == 0 and report.row("build").status == "PASS",
+        f"the reference's rows.json reads back: {report.score}/{report.max_score}, final {report.final}",
+    )
     progress = [json.loads(s) for s in snapshots]
     progress = [d for d in progress if d.get("final") is False]
     expect(progress, "the judge's rows.json was seen in its progress form while the grade ran")
@@ -79,20 +83,28 @@ try:
 
     stub, r, _ = grade("stub", SOURCE / "exercises" / EX)
     report = reports.read_rows(stub)
-    expect(r.returncode == 1 and report.failed > 0 and report.row("build").status == "PASS",
-           f"the stub fails its checks: {report.failed} failed")
+    expect(
+        r.returncode == 1 and report.failed > 0 and report.row("build").status == "PASS",
+        f"the stub fails its checks: {report.failed} failed",
+    )
     broken = tmp / "broken"
     shutil.copytree(SOURCE / "solutions" / EX, broken)
     with open(broken / "mm16_schema.cpp", "a") as fh:
         fh.write("int broken = undeclared_name;\n")
     builderr, r, _ = grade("build_error", broken)
     report = reports.read_rows(builderr)
-    expect(report.row("build").status == "FAIL" and "undeclared_name" in report.build_error(),
-           f"a build error is the build row: {report.build_error()!r}")
+    expect(
+        report.row("build").status == "FAIL" and "undeclared_name" in report.build_error(),
+        f"a build error is the build row: {report.build_error()!r}",
+    )
     crashed, r, _ = grade("crash", SOURCE / "solutions" / EX, "--test-fault", "schema.mm16_scaled:segv")
     report = reports.read_rows(crashed)
-    expect(report.final and isinstance(report.data.get("grader_crash"), dict)
-           and report.row("schema.mm16_scaled").status == "FAIL", "a crashed judge's rows.json validates")
+    expect(
+        report.final
+        and isinstance(report.data.get("grader_crash"), dict)
+        and report.row("schema.mm16_scaled").status == "FAIL",
+        "a crashed judge's rows.json validates",
+    )
     for out in (ref, stub, builderr, crashed):
         results = reports.read_results(out)
         expect(results["score"] == reports.read_rows(out).score, f"{out.name}: results.json validates, same score")
@@ -101,12 +113,19 @@ try:
     # gradescope-run in Gradescope's layout (the 02 reference uploaded; the other exercises are not submitted)
     gs = tmp / "gradescope"
     shutil.copytree(SOURCE / "solutions" / EX, gs / "submission")
-    r = subprocess.run([sys.executable, str(CLI), "gradescope-run"], env=dict(env, GRADESCOPE_ROOT=str(gs)),
-                       capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [sys.executable, str(CLI), "gradescope-run"],
+        env=dict(env, GRADESCOPE_ROOT=str(gs)),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     print(r.stdout[-2000:] + r.stderr[-2000:])
     merged = reports.read_results(gs / "results" / "results.json")
-    expect(r.returncode == 0 and merged["score"] == full and "Traceback" not in r.stderr,
-           f"gradescope-run's results.json validates, the reference's score {full}: {merged['score']}")
+    expect(
+        r.returncode == 0 and merged["score"] == full and "Traceback" not in r.stderr,
+        f"gradescope-run's results.json validates, the reference's score {full}: {merged['score']}",
+    )
     print("ok: gradescope-run's results.json validates")
 
     # 2. planted mismatches: refused by name and first mismatch
@@ -137,8 +156,11 @@ try:
             expect(False, f"{name}: a rows.json that does not match was read")
         except reports.ReportError as e:
             said = str(e)
-            expect(said.startswith(str(folders[name] / "rows.json") + ": not a rows.json as the judge writes it")
-                   and message in said, f"{name}: the error names the file and the first mismatch: {said}")
+            expect(
+                said.startswith(str(folders[name] / "rows.json") + ": not a rows.json as the judge writes it")
+                and message in said,
+                f"{name}: the error names the file and the first mismatch: {said}",
+            )
     folder = tmp / "planted" / "not_json"
     folder.mkdir(parents=True)
     (folder / "rows.json").write_text('{"exercise": "02_schema", "rows": [')
@@ -158,38 +180,63 @@ try:
     (state / "grades" / EX).mkdir(parents=True)
     for name, (_, message) in cases.items():
         shutil.copy(folders[name] / "rows.json", state / "grades" / EX / "rows.json")
-        r = subprocess.run([sys.executable, str(CLI), "list"], env=dict(env, COURSE_STATE_DIR=str(state)),
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, str(CLI), "list"],
+            env=dict(env, COURSE_STATE_DIR=str(state)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         line = next((ln for ln in r.stdout.splitlines() if f" {EX} " in ln), "")
-        expect(r.returncode == 0 and "Traceback" not in r.stderr and "not graded" in line and message in line
-               and str(state / "grades" / EX / "rows.json") in line,
-               f"list, {name}: the file and its mismatch on {EX}'s line, no traceback: {line!r} {r.stderr[-500:]}")
+        expect(
+            r.returncode == 0
+            and "Traceback" not in r.stderr
+            and "not graded" in line
+            and message in line
+            and str(state / "grades" / EX / "rows.json") in line,
+            f"list, {name}: the file and its mismatch on {EX}'s line, no traceback: {line!r} {r.stderr[-500:]}",
+        )
     print("ok: list names the file and the mismatch")
 
     # ... by `grade`: a stand-in judge that passes but leaves a rows.json with a row's detail missing
     fake = tmp / "fake_judge"
-    fake.write_text(textwrap.dedent(f"""\
+    fake.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import shutil, sys
         out = sys.argv[sys.argv.index("--out") + 1]
         shutil.copy({str(folders["row_detail_missing"] / "rows.json")!r}, out + "/rows.json")
         print("score 9/9")
-        """))
+        """)
+    )
     fake.chmod(0o755)
     out = tmp / "fake_grade"
     out.mkdir()
-    r = subprocess.run([sys.executable, str(CLI), "grade", EX, "--out", str(out)],
-                       env=dict(env, COURSE_JUDGE=str(fake)), capture_output=True, text=True, timeout=300)
-    expect(r.returncode == 1 and "Traceback" not in r.stderr
-           and f"course: {out / 'rows.json'}: not a rows.json as the judge writes it" in r.stderr
-           and cases["row_detail_missing"][1] in r.stderr,
-           f"grade: the file and its mismatch, exit 1, no traceback: {r.returncode} {r.stderr[-800:]}")
+    r = subprocess.run(
+        [sys.executable, str(CLI), "grade", EX, "--out", str(out)],
+        env=dict(env, COURSE_JUDGE=str(fake)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    expect(
+        r.returncode == 1
+        and "Traceback" not in r.stderr
+        and f"course: {out / 'rows.json'}: not a rows.json as the judge writes it" in r.stderr
+        and cases["row_detail_missing"][1] in r.stderr,
+        f"grade: the file and its mismatch, exit 1, no traceback: {r.returncode} {r.stderr[-800:]}",
+    )
     print("ok: grade names the file and the mismatch")
 
     # 3. phase.json: shown as it is, "starting" first
-    texts = ["compiling mm16_schema.cpp (1/1)", "linking libmm16_schema.so", "running checks (schema.mm16)",
-             "graded; writing the reports"]
-    fake.write_text(textwrap.dedent(f"""\
+    texts = [
+        "compiling mm16_schema.cpp (1/1)",
+        "linking libmm16_schema.so",
+        "running checks (schema.mm16)",
+        "graded; writing the reports",
+    ]
+    fake.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import json, os, shutil, sys, time
         out = sys.argv[sys.argv.index("--out") + 1]
@@ -202,15 +249,20 @@ try:
             time.sleep(1.0)
         shutil.copy({str(ref / "rows.json")!r}, out + "/rows.json")
         print("score 9/9")
-        """))
+        """)
+    )
     out = tmp / "phase_grade"
     out.mkdir()
     (out / "phase.json").write_text(json.dumps({"phase": "done", "text": "an earlier grade's last phase"}))
     sub = tmp / "phase_sub"
     shutil.copytree(SOURCE / "solutions" / EX, sub)
-    r = subprocess.run([sys.executable, str(CLI), "watch", EX, "--dir", str(sub), "--out", str(out),
-                        "--max-iterations", "1"], env=dict(env, COURSE_JUDGE=str(fake)), capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(CLI), "watch", EX, "--dir", str(sub), "--out", str(out), "--max-iterations", "1"],
+        env=dict(env, COURSE_JUDGE=str(fake)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     print(r.stdout + r.stderr)
     shown = [ln.split(" ... ")[0].strip() for ln in r.stdout.splitlines() if " ... " in ln]
     expect(r.returncode == 0 and shown[:1] == ["starting"], f"watch's progress starts at 'starting': {shown}")
