@@ -32,7 +32,8 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
                        and results.json's and rows.json's build output must lead with the row's detail
   threat, defence, known_limit: documentation, collected into autograder/THREATS.md
 Always checked: exactly one "score" line (the judge's); every report (table.txt, junit.xml, results.json, rows.json)
-is written and readable, rows.json is the final one; results.json validates against Gradescope's format
+is written and readable, rows.json is the final one and matches autograder/schemas/rows.schema.json (which the tools
+read it with); results.json validates against Gradescope's format
 (autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; the points not graded (SKIPPED rows)
 are counted in rows.json and results.json, and said in the console and results.json's output; no
 process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
@@ -93,20 +94,21 @@ def record(results_dir, exercise, case, outcome):
         json.dump(outcome, f, indent=2)
 
 
-def schema_problems(results, course_root):
-    """results.json against Gradescope's documented format; jsonschema is in the course's pinned tool-chain."""
+def schema_problems(results, course_root, schema_file="gradescope_results.schema.json",
+                    breaks="results.json breaks Gradescope's format"):
+    """results.json against Gradescope's documented format (rows.json against the judge's own, with its
+    schema_file); jsonschema is in the course's pinned tool-chain."""
     try:
         import jsonschema
     except ImportError:
         if os.environ.get("COURSE_OFFLINE"):  # a machine with an installed torch and no venv (the lent GPU)
-            print("note: jsonschema is not installed here: results.json not validated against the schema")
+            print(f"note: jsonschema is not installed here: not validated against {schema_file}")
             return []
         return ["jsonschema is missing: the course's requirements install it (run tools/setup.sh)"]
-    with open(os.path.join(course_root, "autograder", "schemas", "gradescope_results.schema.json")) as f:
+    with open(os.path.join(course_root, "autograder", "schemas", schema_file)) as f:
         schema = json.load(f)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(results), key=lambda e: list(e.path))
-    return [f"results.json breaks Gradescope's format at {'/'.join(map(str, e.path)) or '(top)'}: {e.message}"
-            for e in errors]
+    return [f"{breaks} at {'/'.join(map(str, e.path)) or '(top)'}: {e.message}" for e in errors]
 
 
 def not_graded_problems(rows_json, results, console):
@@ -223,6 +225,8 @@ def main():
             rows_json, rows = {}, {}
             problems.append(f"rows.json unreadable: {e}")
 
+        if rows_json:  # the tools read it through this schema (tools/course_cli/reports.py)
+            problems += schema_problems(rows_json, course_root, "rows.schema.json", "rows.json breaks its schema")
         if rows_json.get("final") is not True:
             problems.append("rows.json is not the final one (\"final\": true): the judge stopped before its reports")
         # a CUDA row graded here (not SKIPPED, and not FAILed as not graded by --require-cuda): a device was visible

@@ -5,6 +5,8 @@ exercises.py    exercise ids, their exercise.json, short names (02, schema) reso
 student.py      list, hint, reset and watch; the pristine copies of the stubs and the state under .course/
 doctor.py       doctor: the toolchain checks, each with the command that fixes it
 judge.py        the judge: the one function that builds its command line and runs it; toolchain.json's flags
+reports.py      the one reader and writer of the judge's reports (rows.json, results.json, phase.json), checked
+                against autograder/schemas/
 grade.py        grade (one exercise, one folder) and the reference solutions' tables of `./course main`
 submissions.py  walking a student's upload without following links (link_below, real_dir, hash_tree, ...)
 batch.py        batch: a class folder graded in parallel, the gradebook, per-student results and feedback

@@ -21,7 +21,8 @@ from pathlib import Path
 from .common import BUILD, ROOT, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
 from .gradescope import merge_results
-from .judge import judge_path, not_graded, run_judge
+from .judge import judge_path, run_judge
+from .reports import Report, ReportError, read_rows, stand_in, write_results, write_rows
 from . import spreadsheet
 from .submissions import file_hash, hash_tree, link_below, real_dir, real_file, submission_folder
 
@@ -47,26 +48,23 @@ class Progress:
                 print(line, file=sys.stderr, flush=True)
 
 
-def protections_off(rows: dict) -> list[str]:
-    return [p["id"] for p in rows.get("protections", []) if isinstance(p, dict) and p.get("on") is False]
-
-
 def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "",
-              require_cuda: bool = False) -> tuple[dict, bool, float | None]:
-    """Returns (rows-like summary, reused, seconds the judge ran or None when it did not run). Reuses the previous
-    grade when the key is unchanged."""
+              require_cuda: bool = False) -> tuple[Report, bool, float | None]:
+    """Returns (the grade's rows.json, reused, seconds the judge ran or None when it did not run). Reuses the previous
+    grade when the key is unchanged (and its rows.json reads: one that does not match its schema is graded again)."""
     key_file = out / "grade.key"
     if key_file.is_file() and key_file.read_text() == key and (out / "rows.json").is_file():
-        return json.loads((out / "rows.json").read_text()), True, None
+        try:
+            return read_rows(out), True, None
+        except (OSError, ReportError) as e:
+            say(f"grading again: {e}")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     if sub is None or refused:  # nothing to grade: every check fails, and the table says why
         meta = load_exercise(ex)
-        rows = {"exercise": ex, "score": 0.0, "max_score": total_points(meta),
-                "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "rows": [],
-                **({"refused": refused} if refused else {"missing": True})}
-        (out / "rows.json").write_text(json.dumps(rows, indent=2))
+        rows = write_rows(out, stand_in(ex, total_points(meta), len(meta["checks"]), refused=refused,
+                                        missing=not refused))
         why = f"not graded: {refused}" if refused else f"not submitted (no folder {ex}/ in the submission)"
         (out / "table.txt").write_text(f"{ex}: {why}\n")
         key_file.write_text(key)
@@ -76,16 +74,17 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
     log, rc = (f"the judge did not finish in {timeout:g} s", -1) if r.timed_out else (r.stdout + r.stderr, r.returncode)
     (out / "judge.log").write_text(log)
     try:
-        rows = json.loads((out / "rows.json").read_text())
-    except (OSError, ValueError):
+        rows = read_rows(out)
+    except (OSError, ReportError) as e:
+        if isinstance(e, ReportError):  # the judge's report is not what the judge writes: said, never read
+            log = f"{log}\n{e}"
+            say(str(e))
         meta = load_exercise(ex)
-        rows = {"exercise": ex, "score": 0.0, "max_score": total_points(meta),
-                "passed": 0, "failed": len(meta["checks"]), "skipped": 0, "error": f"judge exit {rc}", "rows": []}
-        (out / "rows.json").write_text(json.dumps(rows, indent=2))
+        rows = write_rows(out, stand_in(ex, total_points(meta), len(meta["checks"]), error=f"judge exit {rc}"))
         (out / "table.txt").write_text(f"{ex}: the grader could not grade this submission (exit {rc}):\n{log[-2000:]}\n")
         return rows, False, r.seconds
     # a grade that could not run some rows under --require-cuda is not complete: the next run grades it again
-    if rc in (0, 1) and not (require_cuda and not_graded(rows)[0] > 0):
+    if rc in (0, 1) and not (require_cuda and rows.not_graded_points > 0):
         key_file.write_text(key)
     return rows, False, r.seconds
 
@@ -153,7 +152,7 @@ def cmd_batch(args) -> int:
             jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key, refused))
     say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
     bar = Progress(len(jobs))
-    rows: dict[tuple[str, str], dict] = {}
+    rows: dict[tuple[str, str], Report] = {}
     seconds: dict[str, list[float]] = {}  # per exercise, the judge's time for each submission it graded
     wall_start = time.monotonic()
     with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -165,7 +164,7 @@ def cmd_batch(args) -> int:
             rows[(st, ex)] = r
             if took is not None:
                 seconds.setdefault(ex, []).append(took)
-            bar.tick(f"{st}/{ex} {r.get('score', 0):g}/{r.get('max_score', 0):g}", cached)
+            bar.tick(f"{st}/{ex} {r.score:g}/{r.max_score:g}", cached)
     wall = time.monotonic() - wall_start
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "gradebook.csv", "w", newline="") as fh:
@@ -173,17 +172,17 @@ def cmd_batch(args) -> int:
         w.writerow(["student"] + exercises + ["total", "max", "not_graded", "not_graded_why", "protections_off"])
         for st in students:
             per = [rows[(st.name, ex)] for ex in exercises]
-            missed = {ex: not_graded(rows[(st.name, ex)]) for ex in exercises}
+            missed = {ex: rows[(st.name, ex)].not_graded() for ex in exercises}
             why = "; ".join(f"{ex}: " + ", ".join(f"{p:g} {reason}" for reason, p in sorted(reasons.items()))
                             for ex, (points, reasons) in missed.items() if points > 0)
-            off = sorted({p for r in per for p in protections_off(r)})
-            w.writerow([st.name] + [f"{r.get('score', 0):g}" for r in per]
-                       + [f"{sum(r.get('score', 0) for r in per):g}", f"{sum(r.get('max_score', 0) for r in per):g}",
+            off = sorted({p for r in per for p in r.protections_off()})
+            w.writerow([st.name] + [f"{r.score:g}" for r in per]
+                       + [f"{sum(r.score for r in per):g}", f"{sum(r.max_score for r in per):g}",
                           f"{sum(points for points, _ in missed.values()):g}", why, " ".join(off)])
     for st in students:
         per_ex = {ex: out / "students" / st.name / ex for ex in exercises}
         merged = merge_results(st.name, per_ex, {ex: rows[(st.name, ex)] for ex in exercises})
-        (out / "students" / st.name / "results.json").write_text(json.dumps(merged, indent=2))
+        write_results(out / "students" / st.name / "results.json", merged)
         (out / "students" / st.name / "feedback.md").write_text(feedback_report(st.name, per_ex, merged))
     report = throughput(seconds, wall, args.jobs)
     (out / "throughput.json").write_text(json.dumps(report, indent=2))
@@ -193,10 +192,10 @@ def cmd_batch(args) -> int:
     say(f"per student: {out}/students/NAME/results.json (Gradescope format) and feedback.md")
     if args.summary:
         say((out / "gradebook.csv").read_text().rstrip())
-    off = sorted({p for r in rows.values() for p in protections_off(r)})
+    off = sorted({p for r in rows.values() for p in r.protections_off()})
     if off:
         say(f"WARNING: graded with sandbox protections off: {', '.join(off)} (gradebook column protections_off)")
-    missed = sorted(f"{st}/{ex}" for (st, ex), r in rows.items() if not_graded(r)[0] > 0)
+    missed = sorted(f"{st}/{ex}" for (st, ex), r in rows.items() if r.not_graded_points > 0)
     if missed:
         say(f"{'FAILED' if args.require_cuda else 'NOTE'}: {len(missed)} grade(s) left points not graded on this "
             f"machine (gradebook columns not_graded, not_graded_why): {', '.join(missed[:10])}"

@@ -22,6 +22,7 @@ from pathlib import Path
 from .common import ROOT, die, say
 from .exercises import load_exercise, resolve_exercise
 from .judge import JudgeRun, judge_path, load_toolchain, run_judge
+from .reports import Report, read_rows
 
 MARGIN_S = 4.0  # a regrade may cost the compile of what changed plus this
 
@@ -42,9 +43,9 @@ def timed(argv: list[str], cwd: Path) -> float:
     return dt
 
 
-def compile_step(rows: dict, source: str) -> dict:
+def compile_step(rows: Report, source: str) -> dict:
     """The judge's compile of `source` in a grade's timeline (its argv and folder)."""
-    for step in rows.get("timeline", []):
+    for step in rows.timeline:
         if step.get("what") == f"compile {source}" and step.get("variant") == "default":
             return step
     die(f"the judge's timeline has no compile of {source} (an older judge? run ./course build)", 1)
@@ -80,9 +81,9 @@ def union_seconds(steps: list[dict]) -> float:
     return total
 
 
-def print_breakdown(title: str, wall: float, rows: dict) -> None:
-    steps = sorted(rows.get("timeline", []), key=lambda s: s["start"])
-    say(f"\n{title}: {wall:.2f} s as the student waits; the judge's own clock {rows.get('seconds', 0):.2f} s")
+def print_breakdown(title: str, wall: float, rows: Report) -> None:
+    steps = sorted(rows.timeline, key=lambda s: s["start"])
+    say(f"\n{title}: {wall:.2f} s as the student waits; the judge's own clock {rows.seconds:.2f} s")
     say(f"  {'start':>6} {'seconds':>7}  step")
     for s in steps:
         line = f"  {s['start']:6.2f} {s['seconds']:7.2f}  {s['what']}"
@@ -129,9 +130,9 @@ def cmd_bench(args) -> int:
         tcf.write_text(json.dumps(dict(tc, ccache_dir="")))
         warm_env = dict(base_env, CCACHE_DIR=str(work / "ccache-warm"))
 
-        def grade(out: str, env: dict) -> tuple[float, dict]:
+        def grade(out: str, env: dict) -> tuple[float, Report]:
             seconds = judged(ex, run_judge(ex, sub, work / out, show="capture", env=env, color=False, toolchain=tcf))
-            return seconds, json.loads((work / out / "rows.json").read_text())
+            return seconds, read_rows(work / out)
 
         grade("warm", warm_env)  # the student's previous grade: fills the cache
         for i in range(runs):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import concurrent.futures as futures
-import json
 import sys
 from pathlib import Path
 
-from .common import BUILD, GRADES, ROOT, say
+from .common import BUILD, GRADES, ROOT, die, say
 from .exercises import resolve_exercise
-from .judge import JudgeRun, load_toolchain, not_graded, run_judge
+from .judge import JudgeRun, load_toolchain, run_judge
+from .reports import ReportError, read_rows
 
 # `./course grade`'s exit status when every check that ran passed but some points could not be graded here (no GPU,
 # no CUDA toolkit): the exercise is not done, and a script must not read it as done (the judge itself exits 0)
@@ -23,13 +23,16 @@ def exit_status(rc: int) -> int:
 
 def not_done(out: Path | str) -> str:
     """'' when the grade in `out` graded every point; else the line that says how many points this machine could
-    not grade and why (rows.json's not_graded, written by the judge)."""
+    not grade and why (rows.json's not_graded, written by the judge). A rows.json that does not match its schema
+    stops the command, naming the file and the mismatch."""
     try:
-        rows = json.loads((Path(out) / "rows.json").read_text())
-        points, why = not_graded(rows)
-        total = float(rows.get("points_total", rows.get("max_score", 0)) or 0)
-    except (OSError, ValueError, TypeError, AttributeError):
+        report = read_rows(out)
+    except ReportError as e:
+        die(str(e), 1)
+    except OSError:
         return ""
+    points, why = report.not_graded()
+    total = report.points_total
     if points <= 0:
         return ""
     reasons = ", ".join(f"{p:g} {reason}" for reason, p in sorted(why.items())) or f"{points:g} not graded"

@@ -13,26 +13,29 @@ from pathlib import Path
 from .common import BUILD, ROOT, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, total_points
 from .judge import judge_path, load_toolchain, run_judge
+from .reports import Report, ReportError, read_results, write_results
 from .submissions import find_sources
 
 # what the zip carries (folders whole, but for __pycache__ and planted submissions), besides the exercises
 GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
                     "autograder/checks", "autograder/metadata", "autograder/worker", "autograder/tests",
                     "autograder/portability", "requirements", "tools/setup.sh", "tools/venv_path.sh", "tools/course.py", "tools/course_cli",
-                    "tools/gradescope"]
+                    "tools/gradescope", "autograder/schemas"]
 
 
-def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) -> dict:
+def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, Report]) -> dict:
     tests, score, max_score, seconds, lines = [], 0.0, 0.0, 0.0, []
     not_graded, why = 0.0, {}
     for ex, out in per_ex.items():
         try:
-            res = json.loads((out / "results.json").read_text())
-        except (OSError, ValueError):
+            res = read_results(out)
+        except (OSError, ReportError) as e:
+            if isinstance(e, ReportError):  # the judge's results.json is not in Gradescope's format: said, not merged
+                say(str(e))
             r = rows[ex]
-            res = {"score": 0.0, "extra_data": {"max_score": r["max_score"]}, "tests": [], "execution_time": 0,
-                   "output": f"{ex}: {'not submitted' if r.get('missing') else 'not graded: ' + r.get('refused', r.get('error', ''))}"}
-            res["tests"].append({"name": f"{ex}: submitted and graded", "score": 0.0, "max_score": r["max_score"],
+            res = {"score": 0.0, "extra_data": {"max_score": r.max_score}, "tests": [], "execution_time": 0,
+                   "output": f"{ex}: {'not submitted' if r.missing else 'not graded: ' + (r.refused or r.error)}"}
+            res["tests"].append({"name": f"{ex}: submitted and graded", "score": 0.0, "max_score": r.max_score,
                                  "status": "failed", "output": res["output"], "visibility": "visible"})
         for t in res.get("tests", []):
             t = dict(t)
@@ -161,11 +164,10 @@ def cmd_gradescope_run(args) -> int:
                    "course's torch is the image's (requirements/course.txt), and upload it again.")
         say(message)
         max_score = sum(total_points(load_exercise(e)) for e in exercises)
-        tmp = results / "results.json.tmp"
-        tmp.write_text(json.dumps({"score": 0.0, "output": message, "visibility": "visible", "tests": [],
-                                   "extra_data": {"max_score": max_score, "refused": "torch or CUDA mismatch",
-                                                  "built_for": built_for, "image": here}}, indent=2))
-        tmp.replace(results / "results.json")
+        write_results(results / "results.json",
+                      {"score": 0.0, "output": message, "visibility": "visible", "tests": [],
+                       "extra_data": {"max_score": max_score, "refused": "torch or CUDA mismatch",
+                                      "built_for": built_for, "image": here}})
         return 0
     per_ex, rows = {}, {}
     for ex in exercises:
@@ -178,20 +180,18 @@ def cmd_gradescope_run(args) -> int:
         out.mkdir(parents=True)
         per_ex[ex] = out
         if folder is None:
-            rows[ex] = {"max_score": total_points(meta), "missing": True}
+            rows[ex] = Report(ex, max_score=total_points(meta), missing=True)
             say(f"{ex}: not submitted (none of the uploaded folders holds {', '.join(meta['sources'])})")
             continue
         r = run_judge(ex, folder, out, show="capture", timeout=args.timeout, color=False, course_root=ROOT,
                       toolchain=BUILD / "toolchain.json")
         sys.stdout.write(r.stdout[-20000:])
-        rows[ex] = {"max_score": total_points(meta), "error": f"judge exit {r.returncode}"}
+        rows[ex] = Report(ex, max_score=total_points(meta), error=f"judge exit {r.returncode}")
     merged = merge_results("submission", per_ex, rows)
     if len(exercises) == 1:  # one assignment, one exercise: keep the judge's own test names
         for t in merged["tests"]:
             t["name"] = t["name"].split(" / ", 1)[-1]
             t["number"] = t["number"].split(".", 1)[-1]
-    tmp = results / "results.json.tmp"
-    tmp.write_text(json.dumps(merged, indent=2))
-    tmp.replace(results / "results.json")
+    write_results(results / "results.json", merged)
     say(f"score {merged['score']:g}/{merged['extra_data']['max_score']:g}; wrote {results / 'results.json'}")
     return 0

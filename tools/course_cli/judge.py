@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .common import BUILD, die, say
-from .exercises import load_exercise
+from .reports import Row, build_error, clear_phase, decided_rows, printable, read_phase
 
 
 def judge_path() -> Path:
@@ -87,72 +87,12 @@ class JudgeRun:
     timed_out: bool = False
 
 
-def phase_of(out_dir: Path, meta: dict) -> str:
-    """What a running judge is doing, read from its work folder."""
-    work = out_dir / "work"
-    runs = sorted(work.glob("run-*"), key=lambda p: p.stat().st_mtime) if work.is_dir() else []
-    if runs:
-        return f"running checks ({runs[-1].name.split('-', 2)[-1]})"
-    build = work / "build-default"
-    if (build / f"lib{meta.get('library', '')}.so").exists():
-        return "linked; starting the checks"
-    if build.is_dir():
-        sources = meta.get("sources", [])
-        done = [s for s in sources if (build / (s + ".o")).exists()]
-        if len(done) == len(sources) and sources:
-            return f"linking lib{meta.get('library', '')}.so"
-        current = next((s for s in sources if s not in done), "")
-        return f"compiling {current} ({len(done) + 1}/{len(sources)})"
-    return "starting"
-
-
-def decided_rows(out_dir: Path, since: float) -> list[dict]:
-    """The rows a running judge has decided so far (its rows.json, rewritten after every row), in the order they were
-    decided as far as one reading tells; [] before this run's first rows.json (written at or after `since`)."""
-    path = out_dir / "rows.json"
-    try:
-        if path.stat().st_mtime < since:
-            return []
-        progress = json.loads(path.read_text())
-        open_ids = set(progress.get("undecided") or []) | {progress.get("deciding")}
-        return [r for r in progress["rows"] if isinstance(r, dict) and r.get("id") not in open_ids]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return []  # mid-rename or unreadable: the next reading
-
-
-def row_line(r: dict, width: int = 110) -> str:
+def row_line(r: Row, width: int = 110) -> str:
     """One decided row as watch shows it while the grade runs: verdict, points, id, the start of its detail (one
     line of at most `width` characters, so a terminal can erase it)."""
-    points = "-" if r.get("status") == "SKIPPED" else f"{r.get('points', 0):g}/{r.get('max_points', 0):g}"
-    detail = "".join(c if c >= " " and c != "\x7f" else "?" for c in str(r.get("detail", "")))
-    line = f"  {r.get('status', '?'):<8} {points:>6}  {r.get('id', '?')}: {detail}"
+    points = "-" if r.status == "SKIPPED" else f"{r.points:g}/{r.max_points:g}"
+    line = f"  {r.status:<8} {points:>6}  {r.id}: {printable(r.detail)}"
     return line if len(line) <= width else line[:width - 3] + "..."
-
-
-def not_graded(rows: dict) -> tuple[float, dict[str, float]]:
-    """(points, {why: points}) a grade did not grade (rows.json's not_graded; an older grade has none)."""
-    ng = rows.get("not_graded")
-    if not isinstance(ng, dict):
-        return 0.0, {}
-    why = ng.get("why") if isinstance(ng.get("why"), dict) else {}
-    return float(ng.get("points", 0) or 0), {str(k): float(v) for k, v in why.items()}
-
-
-def build_error(out: Path | str, since: float = 0.0) -> str:
-    """The first compiler error of a grade whose build failed: the build row's detail in its rows.json (written at
-    or after the time `since`, so a stale one from an earlier grade is not read); "" when the build passed or there
-    is no such grade. Control characters become '?' (the message quotes the submission)."""
-    path = Path(out) / "rows.json"
-    try:
-        if path.stat().st_mtime < since:
-            return ""
-        rows = json.loads(path.read_text())["rows"]
-        build = next((r for r in rows if r.get("id") == "build"), None)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return ""
-    if not isinstance(build, dict) or build.get("status") != "FAIL" or not isinstance(build.get("detail"), str):
-        return ""
-    return "".join(c if c >= " " and c != "\x7f" else "?" for c in build["detail"])
 
 
 def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = None, *, show: str = "stream",
@@ -198,10 +138,8 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
     tty = sys.stdout.isatty()
     if not tty:
         options["color"] = False
-    meta = load_exercise(ex)
     argv = judge_argv(ex, submission, out, **options)
-    if out.exists():
-        shutil.rmtree(out / "work", ignore_errors=True)  # the progress line reads the new run's work folder only
+    clear_phase(out)  # the progress line reads the new run's phase.json only
     wall_start = time.time() - 1  # (file times can be a little coarse)
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     chunks: list[bytes] = []
@@ -213,16 +151,16 @@ def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = N
     while True:
         running = proc.poll() is None
         rows = decided_rows(out, wall_start)
-        build_passed = any(r.get("id") == "build" and r.get("status") == "PASS" for r in rows)
-        fresh = [r for r in rows if r.get("id") not in shown] if build_passed else []
+        build_passed = any(r.id == "build" and r.status == "PASS" for r in rows)
+        fresh = [r for r in rows if r.id not in shown] if build_passed else []
         if fresh and tty:
             print("\r" + " " * 78 + "\r", end="")
         for r in fresh:
             say(row_line(r, min(110, shutil.get_terminal_size().columns - 1) if tty else 110))
-            shown.append(r.get("id"))
+            shown.append(r.id)
         if not running:
             break
-        phase = phase_of(out, meta)
+        phase = read_phase(out, wall_start).text
         line = f"  {phase} ... {time.monotonic() - t0:4.0f} s"
         if tty:
             print("\r" + line.ljust(78), end="", flush=True)

@@ -15,6 +15,7 @@ from typing import Callable
 from . import batch, bench, doctor, grade, gradescope, mutants, student, synthetic
 from .common import die
 from .exercises import resolve_exercise
+from .reports import ReportError
 
 # exit status of `check-args` after it printed a command's --help: ./course stops there, successfully
 HELP_SHOWN = 3
@@ -294,4 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"course: unknown command '{name}'\n{overview()}", file=sys.stderr)
         return 2
     args = parse(name, rest)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except ReportError as e:  # a report that does not match its schema: the file and the mismatch, not a traceback
+        print(f"course: {e}", file=sys.stderr)
+        return 1

@@ -42,6 +42,7 @@ from . import mutate, mutate_universal
 from .common import BUILD, ROOT, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise
 from .judge import judge_path, load_toolchain, run_judge
+from .reports import Report, ReportError, read_rows
 
 MUTANTS_DIR = ROOT / "autograder" / "mutants"
 # beside this package in the course's own tree (ROOT may be a student's copy, which has no autograder/tests)
@@ -168,25 +169,25 @@ def judge_fingerprint(ex: str) -> str:
     return h.hexdigest()[:16]
 
 
-def classify(rows: dict, gpu_only: bool) -> tuple[str, list[str], str]:
+def classify(rows: Report, gpu_only: bool) -> tuple[str, list[str], str]:
     """(status, failed row ids, a one-line reason) from the judge's rows.json."""
-    failed = [r for r in rows.get("rows", []) if r.get("status") == "FAIL"]
-    ran = [r for r in rows.get("rows", []) if r.get("status") in ("PASS", "FAIL")]
-    skipped = [r for r in rows.get("rows", []) if r.get("status") == "SKIPPED"]
-    build = next((r for r in failed if r.get("id") == "build"), None)
+    failed = rows.failing()
+    ran = [r for r in rows.rows if r.status in ("PASS", "FAIL")]
+    skipped = [r for r in rows.rows if r.status == "SKIPPED"]
+    build = next((r for r in failed if r.id == "build"), None)
     if build is not None:
-        return "stillborn", ["build"], build.get("detail", "")
+        return "stillborn", ["build"], build.detail
     if not ran:
         return "error", [], "no row ran"
     if failed:
-        ids = [r["id"] for r in failed]
+        ids = [r.id for r in failed]
 
         def text(r):
-            return " ".join(str(r.get(k, "")) for k in ("detail", "seen"))
+            return " ".join((r.detail, r.seen))
         if all(any(m in text(r) for m in TIMEOUT_MARKS) for r in failed):
-            return "timed out", ids, failed[0].get("detail", "")
+            return "timed out", ids, failed[0].detail
         first = next(r for r in failed if not any(m in text(r) for m in TIMEOUT_MARKS))
-        return "killed", ids, f"{first['id']}: {first.get('detail', '')}"
+        return "killed", ids, f"{first.id}: {first.detail}"
     if gpu_only and skipped:
         return "not judged", [], f"every row that ran passed; {len(skipped)} GPU row(s) SKIPPED here"
     return "survived", [], f"{len(ran)} row(s) passed" + (f", {len(skipped)} SKIPPED" if skipped else "")
@@ -260,14 +261,14 @@ class Grader:
                 return {"status": "timed out", "rows_failed": [],
                         "detail": f"the judge ran past --timeout {self.args.timeout:g} s and was stopped"}
             try:
-                rows = json.loads((out / "rows.json").read_text())
-            except (OSError, ValueError) as e:
+                rows = read_rows(out)
+            except (OSError, ReportError) as e:
                 tail = (run.stdout + run.stderr).strip().splitlines()[-3:]
                 return {"status": "error", "rows_failed": [],
                         "detail": f"the judge ({run.returncode}) wrote no readable rows.json ({e}): {' | '.join(tail)}"}
             status, failed, detail = classify(rows, bool(m and m.gpu_only))
             return {"status": status, "rows_failed": failed, "detail": detail[:300],
-                    "rows": {r["id"]: r["status"] for r in rows.get("rows", [])}}
+                    "rows": {r.id: r.status for r in rows.rows}}
         finally:
             if not self.args.keep_work:
                 shutil.rmtree(work, ignore_errors=True)

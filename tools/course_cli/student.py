@@ -12,7 +12,8 @@ from pathlib import Path
 from .common import GRADES, ROOT, STATE_DIR, die, say
 from .exercises import exercise_ids, load_exercise, resolve_exercise, stub_files
 from .grade import not_done
-from .judge import not_graded, run_judge
+from .judge import run_judge
+from .reports import ReportError, read_rows
 
 
 # --- pristine copies of the stubs ------------------------------------------------------------------------------------
@@ -88,18 +89,20 @@ def progress(ex: str) -> tuple[str, str]:
         return "not started", "the stub is untouched"
     rows_file = GRADES / ex / "rows.json"
     try:
-        rows = json.loads(rows_file.read_text())
-    except (OSError, ValueError):
+        report = read_rows(rows_file)
+    except ReportError as e:  # a grade this command cannot trust: say why, and how to get a new one
+        return "not graded", f"{e}: ./course grade {ex}"
+    except OSError:
         return "not graded", f"edited, not graded yet: ./course grade {ex}"
     newest = max(((folder / n).stat().st_mtime for n in names if (folder / n).is_file()), default=0)
     stale = " (edited since)" if newest > rows_file.stat().st_mtime else ""
-    score = f"{rows.get('score', 0):g}/{rows.get('max_score', 0):g}"
-    if rows.get("failed", 1) == 0:
-        points, _ = not_graded(rows)
+    score = f"{report.score:g}/{report.max_score:g}"
+    if report.failed == 0:
+        points, _ = report.not_graded()
         if points > 0:
             return "not done", f"{score}, {points:g} more points not graded here (no GPU or toolkit){stale}"
         return "done", f"{score}{stale}"
-    failing = [r["id"] for r in rows.get("rows", []) if r.get("status") == "FAIL"]
+    failing = [r.id for r in report.failing()]
     return "failing", f"{score}, failing: {', '.join(failing[:4])}{' ...' if len(failing) > 4 else ''}{stale}"
 
 

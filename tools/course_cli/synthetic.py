@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .common import ROOT, die, say
 from .exercises import exercise_ids, load_exercise
+from .reports import read_results, read_rows
 
 
 
@@ -110,12 +111,12 @@ def run_batch(klass: Path, grades: Path, jobs: int, expected: list[dict]) -> tup
         book = {row["student"]: row for row in csv.DictReader(fh)}
     for e in expected:
         try:
-            rows = json.loads((grades / "students" / e["student"] / e["exercise"] / "rows.json").read_text())
+            rows = read_rows(grades / "students" / e["student"] / e["exercise"])
             score = float(book[e["student"]][e["exercise"]])
         except (OSError, ValueError, KeyError) as err:
             problems.append(f"{e['student']}: no grade in rows.json and gradebook.csv ({err})")
             continue
-        problems += verdict_problems(e, {r["id"]: r["status"] for r in rows["rows"]}, score)
+        problems += verdict_problems(e, {r.id: r.status for r in rows.rows}, score)
     report = json.loads((grades / "throughput.json").read_text())
     report["command_wall_s"] = round(wall, 1)
     return report, problems
@@ -151,7 +152,7 @@ def run_gradescope(klass: Path, work: Path, expected: list[dict]) -> tuple[dict,
         r = subprocess.run([str(src / "run_autograder")], cwd=src, env=gs_env, capture_output=True, text=True)
         seconds.append(time.monotonic() - t0)
         try:
-            res = json.loads((root / "results" / "results.json").read_text())
+            res = read_results(root / "results")
         except (OSError, ValueError) as err:
             problems.append(f"{e['student']}: no results.json ({err}; run_autograder exit {r.returncode})")
             continue

@@ -63,3 +63,20 @@ def env_for(root: Path, build: Path, **extra):
     env = dict(os.environ, COURSE_ROOT=str(root), COURSE_BUILD_DIR=str(build), COURSE_STATE_DIR=str(root / ".course"))
     env.update(extra)
     return env
+
+
+def judge_row(row_id: str, status: str, points: float = 0, max_points: float = 1) -> dict:
+    """One row of a rows.json, every field the judge writes (autograder/schemas/rows.schema.json)."""
+    return {"id": row_id, "title": row_id, "status": status, "points": points, "max_points": max_points,
+            "detail": "", "expected": "", "seen": "", "hint": "", "not_graded": ""}
+
+
+def judge_rows(exercise: str, **fields) -> dict:
+    """A final rows.json as the judge writes it (every field its schema requires), with `fields` replaced."""
+    doc = {"exercise": exercise, "seed": 1, "score": 0, "max_score": 0, "passed": 0, "failed": 0, "skipped": 0,
+           "rows": [], "points_total": fields.get("max_score", 0), "not_graded": {"points": 0, "why": {}},
+           "require_cuda": False, "protections": [], "sandbox_uid": -1, "worker_server_uid": -1,
+           "judge_peak_rss_mb": 1.0, "timeline": [], "final": True, "grader_crash": None, "seconds": 1.0,
+           "removed_bytes": 0}
+    doc.update(fields)
+    return doc

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from clitest import course_copy, env_for, expect, run, temp_dir
+from clitest import course_copy, env_for, expect, judge_row, judge_rows, run, temp_dir
 
 what = sys.argv[1]
 tmp = temp_dir(what)
@@ -29,8 +29,8 @@ try:
         expect("not graded" in out, "an edited, never graded exercise says so")
         grades = root / ".course" / "grades" / ex  # the student's, outside build/: a rebuild keeps them
         grades.mkdir(parents=True)
-        rows = {"exercise": ex, "score": 3, "max_score": 8, "passed": 2, "failed": 3, "skipped": 0,
-                "rows": [{"id": "schema.mm16", "status": "FAIL"}, {"id": "build", "status": "PASS"}]}
+        rows = judge_rows(ex, score=3, max_score=8, passed=2, failed=3,
+                          rows=[judge_row("schema.mm16", "FAIL"), judge_row("build", "PASS")])
         (grades / "rows.json").write_text(json.dumps(rows))
         rc, out = run(["list"], env=env)
         expect("failing" in out and "3/8" in out and "schema.mm16" in out, "a failing grade: score and failing rows")
@@ -50,7 +50,7 @@ try:
         rc, out = run(["list"], env=env)
         expect(re.search(rf"{ex}\s+not done", out) and "4 more points not graded here" in out,
                "a grade with points not graded here is not done")
-        rows.pop("not_graded")
+        rows.update(not_graded={"points": 0, "why": {}})
         (grades / "rows.json").write_text(json.dumps(rows))
         shutil.rmtree(build, ignore_errors=True)  # a rebuild (a toolkit switch) starts from an empty build folder
         rc, out = run(["list"], env=env)

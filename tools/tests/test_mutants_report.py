@@ -15,6 +15,7 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(SOURCE / "tools"))
 from course_cli import mutants  # noqa: E402
+from course_cli.reports import Report, Row  # noqa: E402
 
 failures: list[str] = []
 
@@ -24,10 +25,10 @@ def expect(cond, msg):
         failures.append(msg)
 
 
-rows = {"rows": [{"id": "forward.cuda", "status": "PASS"}, {"id": "guard.cuda", "status": "SKIPPED"}]}
+rows = Report("04_cuda", rows=[Row("forward.cuda", "PASS"), Row("guard.cuda", "SKIPPED")])
 status, _, _ = mutants.classify(rows, gpu_only=True)
 expect(status == "not judged", f"a GPU-only mutant with a SKIPPED row is first 'not judged', got {status}")
-graded = {"status": status, "rows": {r["id"]: r["status"] for r in rows["rows"]}, "detail": ""}
+graded = {"status": status, "rows": {r.id: r.status for r in rows.rows}, "detail": ""}
 on_gpu = mutants.judged_beside_reference(graded, {"guard.cuda"})
 expect(on_gpu["status"] == "survived" and "guard.cuda" in on_gpu["detail"],
        f"on one GPU, guard.cuda SKIPPED for the reference too: survived, naming it; got {on_gpu}")
