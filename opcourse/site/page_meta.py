@@ -2,10 +2,10 @@
 
 A page starts with YAML front matter (between two `---` lines) saying who wrote and who reviewed it. Every page
 must have it (the build stops on one without). "pending" stands where no person has signed yet; the site still builds every page, and
-shows "pending" plainly, but site_tools/publish_check.py refuses to publish while any reviewer is pending.
+shows "pending" plainly, but opcourse/site/publish_check.py refuses to publish while any reviewer is pending.
 
-Used by the site's Markdown extension (site_tools/course_markdown.py), the glossary test
-(site_tools/tests/test_glossary.py) and the publish check (site_tools/publish_check.py), so the three read front matter
+Used by the site's Markdown extension (opcourse/site/course_markdown.py), the glossary test
+(site_tools/tests/test_glossary.py) and the publish check (opcourse/site/publish_check.py), so the three read front matter
 the same way.
 """
 import datetime
@@ -89,7 +89,7 @@ def _explain(err, field):
         return "missing (every page with front matter states authors, reviewers, written_on, last_checked_on and " \
                "checked_against_torch; 'pending' where no person has signed)"
     if err.validator == "additionalProperties":
-        return "not a field of the page schema (site_tools/page_meta.schema.json)"
+        return "not a field of the page schema (opcourse/site/page_meta.schema.json)"
     return err.message
 
 

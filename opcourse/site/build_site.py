@@ -6,10 +6,10 @@ usage: build_site.py [--site-dir DIR]   (default: site/ of the course this file 
 1. KaTeX must be there (Debian's libjs-katex + fonts-katex; COURSE_DEPS_ROOT for an unpacked copy): the site renders
    math from local files only, so a page opened offline still shows it and nothing is fetched from a CDN.
 2. `python -m mkdocs build --strict --site-dir DIR`, in the course folder with it on PYTHONPATH, where mkdocs.yml's
-   markdown_extensions finds site_tools.course_markdown (dot diagrams, exercise and GPU marks, front matter).
+   markdown_extensions finds opcourse.site.course_markdown (dot diagrams, exercise and GPU marks, front matter).
 3. KaTeX's script, style sheet, auto-render and fonts are copied into DIR/assets/katex, where mkdocs.yml's extra_css
    and extra_javascript load them. A step of this command, not a MkDocs hook: the same copy works after any engine
-   that reads mkdocs.yml (site_tools/successor_check.py runs it after Zensical). `mkdocs serve` alone has no KaTeX.
+   that reads mkdocs.yml (opcourse/site/successor_check.py runs it after Zensical). `mkdocs serve` alone has no KaTeX.
 MkDocs must be 1.x (a 2.x is refused, with the reason). Exit status: MkDocs' own (the build stops on a warning, a
 broken snippet, a page the course's Markdown refuses).
 """
@@ -19,11 +19,12 @@ import shutil
 import subprocess
 import sys
 
-COURSE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COURSE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What a build of the site reads, relative to the course: a copy of these builds the same site (the tests plant
 # breakages in such copies; the successor check builds one with the other engine). requirements/: the pinned torch
 # that pages' sources are checked against (sources.py).
-SITE_INPUTS = ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "autograder", "evidence", "requirements")
+SITE_INPUTS = ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "opcourse", "autograder", "evidence",
+               "requirements")
 INSTALL = "apt-get install libjs-katex fonts-katex graphviz (tools/setup.sh installs them)"
 
 
@@ -79,11 +80,11 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site-dir", default=os.path.join(COURSE, "site"))
     parser.add_argument("--publish", action="store_true", help="build for publication: refused, naming the pages, "
-                        "while a page lacks its named author's and reviewer's sign-off (site_tools/publish_check.py)")
+                        "while a page lacks its named author's and reviewer's sign-off (opcourse/site/publish_check.py)")
     args = parser.parse_args(argv)
     site_dir = os.path.abspath(args.site_dir)
     if args.publish:  # the default build (students, CI) builds every page, "pending" bylines included
-        import publish_check
+        from . import publish_check
 
         if publish_check.main(["--root", COURSE]) != 0:
             print(f"build_site: nothing built into {site_dir}: publishing needs every page signed", file=sys.stderr)

@@ -1,8 +1,8 @@
 """The pages whose external sources are due for a re-check (maintainers).
 
-usage: python site_tools/sources_due.py [--max-age-days N]
+usage: python opcourse/site/sources_due.py [--max-age-days N]
 
-A page is due when one of its sources (site_tools/sources.py: a bullet of "Read more", "Sources" or "Upstream
+A page is due when one of its sources (opcourse/site/sources.py: a bullet of "Read more", "Sources" or "Upstream
 documentation" ending "(checked YYYY-MM-DD against torch X.Y.Z)") was checked against a torch older than the one
 requirements/course.txt pins, or longer ago than N days (default 365). Each due page is listed with why and its
 sources; after re-reading them, update the notes' dates and torch versions. Exit status 0 whether or not a page is
@@ -16,8 +16,7 @@ import glob
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from site_tools import sources  # noqa: E402
+from opcourse.site import sources
 
 
 def main(argv: list[str]) -> int:

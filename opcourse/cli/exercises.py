@@ -2,12 +2,9 @@
 from __future__ import annotations
 
 import difflib
-import sys
 
+from .. import metadata as course_metadata  # the one Python reader of exercise.json: checks resolved from the catalog
 from .common import ROOT, die
-
-sys.path.insert(0, str(ROOT / "autograder" / "metadata"))
-import course_metadata  # noqa: E402  (the one Python reader of exercise.json: checks resolved from the catalog)
 
 
 def exercise_ids() -> list[str]:

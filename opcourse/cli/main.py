@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from . import batch, bench, doctor, grade, gradescope, mutants, student, synthetic
+from ..mutation import mutants
+from . import batch, bench, doctor, grade, gradescope, student, synthetic
 from .common import die
 from .exercises import resolve_exercise
 
@@ -139,16 +140,16 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
                      "strings and docstrings left alone), each graded by the judge with one seed: killed, survived, "
                      "stillborn (does not build), timed out, or not judged (GPU-only code on a machine without a "
                      "GPU). Writes EX.md and EX.json per exercise and summary.md (default under build/mutants/). "
-                     "Exit status 0, or with --check 1 when a mutant survived that autograder/mutants/ does not list, "
+                     "Exit status 0, or with --check 1 when a mutant survived that opcourse/mutation/ does not list, "
                      "or a listed one is now killed.")
     p.epilog = ("score = (killed + timed out) / (killed + timed out + survived). A survivor that cannot change a grade "
-                "goes into autograder/mutants/equivalent.json with the reason (autograder/mutants/README.md). "
+                "goes into opcourse/mutation/equivalent.json with the reason (opcourse/mutation/README.md). "
                 "Examples: ./course mutants 03 --jobs 2;  ./course mutants --sample 2 --seed commit --check;  "
                 "./course mutants 06 --list;  ./course mutants 06 --show ID.")
     p.add_argument("exercises", metavar="EX", nargs="*", help="exercises (id, number or name; default: all)")
     p.add_argument("--sample", metavar="N", type=nonnegative_int,
                    help="grade N mutants per exercise drawn with the seed (without a GPU, from those not GPU-only; with "
-                        "--check, from those autograder/mutants/ does not list); default: every mutant")
+                        "--check, from those opcourse/mutation/ does not list); default: every mutant")
     p.add_argument("--seed", metavar="S", default="1",
                    help="the judge's input seed for every mutant, and the sample's; 'commit': from the checked-out "
                         "commit's hash (default: 1)")
@@ -158,9 +159,9 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
                    "sources, less the files given from an earlier exercise)")
     p.add_argument("--all-files", action="store_true", help="mutate every source of solutions/EX, given ones too")
     p.add_argument("--operators", metavar="A,B", help="only these mutation operators: arith, relational, boundary, "
-                   "logical, negate, constant, increment, delete, swap-args, drop-call (tools/course_cli/mutate.py)")
+                   "logical, negate, constant, increment, delete, swap-args, drop-call (opcourse/mutation/mutate.py)")
     p.add_argument("--generator", choices=tuple(mutants.GENERATORS), default="course",
-                   help="who makes the mutants: the course's own operators (tools/course_cli/mutate.py), or "
+                   help="who makes the mutants: the course's own operators (opcourse/mutation/mutate.py), or "
                         "universalmutator's rules (PyPI, installed on first use into an environment of its own; its "
                         "reports go to a universalmutator/ folder of the output)")
     p.add_argument("--gpu", choices=("auto", "yes", "no"), default="auto",
@@ -268,7 +269,7 @@ def check_operands(args: argparse.Namespace) -> str | None:
 def overview() -> str:
     width = max(map(len, COMMANDS))
     lines = ["usage: ./course COMMAND [ARGS...]   (./course help lists every command; ./course COMMAND --help its "
-             "options)", "", "commands run here (tools/course_cli):"]
+             "options)", "", "commands run here (opcourse/cli):"]
     lines += [f"  {name:<{width}}  {what}" for name, (what, _, _) in COMMANDS.items()]
     return "\n".join(lines)
 

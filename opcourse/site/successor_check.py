@@ -3,7 +3,7 @@
 usage: successor_check.py REPORT_DIR
 
 MkDocs 1.6.1 is the last 1.x and Material 9.x its last theme; Zensical reads the same mkdocs.yml and runs the same
-Python-Markdown extensions (site_tools/course_markdown.py among them), but none of MkDocs' hooks or plugins.
+Python-Markdown extensions (opcourse/site/course_markdown.py among them), but none of MkDocs' hooks or plugins.
 This builds a copy of the course with the site command (MkDocs) and with `zensical build`, both followed by the site
 command's KaTeX copy, and writes REPORT_DIR/successor_report.md (and a .json of the same):
 - the pages each engine built, and the ones only one of them built;
@@ -27,10 +27,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-COURSE = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-import build_site  # noqa: E402  the site command: its KaTeX copy and its environment, for both engines
+from opcourse.site import build_site  # the site command: its KaTeX copy and its environment, for both engines
+
+COURSE = build_site.COURSE
 
 COPIED = build_site.SITE_INPUTS
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -77,7 +76,7 @@ def run(argv, cwd, env):
 
 
 def build_mkdocs(copy, site):
-    return run([sys.executable, os.path.join(copy, "site_tools", "build_site.py"), "--site-dir", site], copy,
+    return run([sys.executable, "-m", "opcourse.site.build_site", "--site-dir", site], copy,
                build_site.engine_env(copy))
 
 
@@ -215,7 +214,7 @@ def main(argv):
     versions = {p: importlib.metadata.version(p) for p in ("zensical", "mkdocs", "mkdocs-material", "pymdown-extensions")}
     head = [f"# What Zensical {versions['zensical']} makes of the course's site", "",
             f"Reference: the site command (MkDocs {versions['mkdocs']}, Material {versions['mkdocs-material']}, "
-            f"pymdown-extensions {versions['pymdown-extensions']}). Written by site_tools/successor_check.py on "
+            f"pymdown-extensions {versions['pymdown-extensions']}). Written by opcourse/site/successor_check.py on "
             f"{time.strftime('%Y-%m-%d')}; it never fails the tests: the course builds with MkDocs.", ""]
     body, summary = [], {"versions": versions}
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FORMAT_VERSION = 2
-HERE = Path(__file__).resolve().parent
+HERE = ROOT / "autograder" / "metadata"  # the catalog and the schemas, where the C++ judge reads them too
 
 
 class MetadataError(Exception):

@@ -5,18 +5,17 @@ chapter, so a changed check is shown as it now prints:
     when the planted case EX/CASE (autograder/planted/) is graded.
 site/transcripts (test_transcripts.py) then checks the stub transcripts against exercise.json and the planted cases.
 
-usage: python site_tools/refresh_transcripts.py [BUILD_DIR] [CHAPTER.md ...]   (run after ./course build)"""
+usage: python opcourse/site/refresh_transcripts.py [BUILD_DIR] [CHAPTER.md ...]   (run after ./course build)"""
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GRADE = re.compile(r"^\$ \./course grade (\S+)\s*$")
 PLANTED = re.compile(r"^<!-- planted-output: (\S+)/(\S+) ([^>]+) -->\s*$")
-sys.path.insert(0, os.path.join(ROOT, "autograder", "tests"))
-import planted_cases  # noqa: E402
+from opcourse import planted as planted_cases
 
 
 def transcript(judge, exercise, seed=1, submission=None):

@@ -1,7 +1,7 @@
-"""mutants: mutation analysis of the reference solutions (autograder/mutants/README.md).
+"""mutants: mutation analysis of the reference solutions (opcourse/mutation/README.md).
 
 Each mutant (mutate.py: one small edit of one file of solutions/EX, a planted-case patch) is materialised by
-autograder/tests/planted_cases.py like any planted bug and graded by the judge, with one seed for the whole run. Its
+opcourse/planted.py like any planted bug and graded by the judge, with one seed for the whole run. Its
 verdict comes from the judge's rows.json:
 
   killed       a row that ran failed (the grade went down)
@@ -9,7 +9,7 @@ verdict comes from the judge's rows.json:
                judge itself ran past --timeout
   stillborn    the build row failed (it does not compile; a Python mutant that does not parse is not graded)
   survived     every row that ran passed: a missing check, unless it cannot change a grade, in which case
-               autograder/mutants/equivalent.json lists it with the reason (then its verdict is `equivalent`)
+               opcourse/mutation/equivalent.json lists it with the reason (then its verdict is `equivalent`)
   not judged   the edit is in code only a CUDA device runs (mutate.gpu_only_lines) and this machine has none: the
                rows that could see it are SKIPPED here, so it is neither killed nor survived (on a machine with a
                GPU, rows the reference's grade SKIPPED too, guard.cuda on one GPU, leave a survivor survived)
@@ -17,7 +17,7 @@ verdict comes from the judge's rows.json:
 
 score = (killed + timed out) / (killed + timed out + survived): stillborn, equivalent, not judged and not run are
 left out.
-autograder/mutants/missing_checks.json lists the survivors already reported as missing checks: they still count as
+opcourse/mutation/missing_checks.json lists the survivors already reported as missing checks: they still count as
 survived, but `--check` (the CI sample) fails only on a survivor listed nowhere, or on a listed entry the grader now
 kills (the list is then out of date).
 
@@ -38,15 +38,14 @@ import threading
 import time
 from pathlib import Path
 
+from .. import planted as planted_cases  # the one module that turns a patch over a reference into a submission
+from ..cli.common import BUILD, ROOT, die, say
+from ..cli.exercises import exercise_ids, load_exercise, resolve_exercise
+from ..cli.judge import judge_path, load_toolchain, run_judge
 from . import mutate, mutate_universal
-from .common import BUILD, ROOT, die, say
-from .exercises import exercise_ids, load_exercise, resolve_exercise
-from .judge import judge_path, load_toolchain, run_judge
 
-MUTANTS_DIR = ROOT / "autograder" / "mutants"
-# beside this package in the course's own tree (ROOT may be a student's copy, which has no autograder/tests)
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "autograder" / "tests"))
-import planted_cases  # noqa: E402  (the one module that turns a patch over a reference into a submission)
+LISTS = Path("opcourse") / "mutation"  # the lists of this folder (equivalent, missing checks, GPU-only), from a root
+MUTANTS_DIR = ROOT / LISTS
 
 STATUSES = ("killed", "timed out", "survived", "equivalent", "stillborn", "not judged", "not run", "error")
 TIMEOUT_MARKS = ("was stopped after", "an earlier run on the GPU was stopped")
@@ -102,11 +101,11 @@ def listed(root: Path = ROOT) -> tuple[dict[str, dict], dict[str, dict], list[st
     problems: list[str] = []
     lists = []
     for name, key in (("equivalent.json", "equivalent"), ("missing_checks.json", "missing_checks")):
-        path = root / "autograder" / "mutants" / name
+        path = root / LISTS / name
         data = json.loads(path.read_text()) if path.is_file() else {}
         out: dict[str, dict] = {}
         for i, entry in enumerate(data.get(key, [])):
-            where = f"autograder/mutants/{name}: entry {i + 1} ({entry.get('label', '?')})"
+            where = f"opcourse/mutation/{name}: entry {i + 1} ({entry.get('label', '?')})"
             try:
                 mid = entry_id(entry, root)
             except (planted_cases.PlantedError, KeyError, ValueError, TypeError) as e:
@@ -326,11 +325,11 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
     if survivors:
         md += ["", "## Survivors", "",
                "Each is a missing check until it is killed or listed, with the reason, in "
-               "`autograder/mutants/equivalent.json`."]
+               "`opcourse/mutation/equivalent.json`."]
         for r in survivors:
             known = r.get("missing_check")
             md += ["", f"### {r['id']} {r['label']}", ""]
-            md += [f"Known missing check (autograder/mutants/missing_checks.json): {known}", ""] if known else \
+            md += [f"Known missing check (opcourse/mutation/missing_checks.json): {known}", ""] if known else \
                 ["**New**: listed neither as equivalent nor as a known missing check.", ""]
             md += ["```diff", r["diff"], "```"]
     listed_killed = [r for r in results if r.get("listed_problem")]
@@ -339,7 +338,7 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
         md += [f"- {r['id']} {r['label']}: {r['listed_problem']}" for r in listed_killed]
     eq = [r for r in results if r["status"] == "equivalent"]
     if eq:
-        md += ["", "## Equivalent (autograder/mutants/equivalent.json)", ""]
+        md += ["", "## Equivalent (opcourse/mutation/equivalent.json)", ""]
         md += [f"- {r['id']} {r['label']}: {r['reason']}" for r in eq]
     rest = [r for r in results if r["status"] in ("timed out", "not judged", "not run", "error")]
     if rest:
@@ -369,7 +368,7 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
     by = "" if generators == {"course"} else " (mutants made by " + ", ".join(sorted(generators)) + ")"
     md = [f"# Mutation analysis: the score per exercise{by}", "",
           "Each mutant is one small edit of a reference solution, graded by the judge "
-          "(`./course mutants --help`; autograder/mutants/README.md). "
+          "(`./course mutants --help`; opcourse/mutation/README.md). "
           "score = (killed + timed out) / (killed + timed out + survived).", "",
           "| exercise | files | mutants | in the run | killed | timed out | survived | equivalent | stillborn "
           "| not judged | score | seed | machine |",
@@ -446,7 +445,7 @@ def select(ex: str, mutants: list[mutate.Mutant], args, gpu: bool, eq: dict, mis
         if known:
             pool = [m for m in pool if known.get(m.id, "new") in ("killed", "timed out", "new")]
             what += " that evidence/mutants/ saw killed or has never seen"
-        what += ", not listed in autograder/mutants/"
+        what += ", not listed in opcourse/mutation/"
     rng = random.Random(f"{args.seed}:{ex}")
     picked = rng.sample(pool, min(args.sample, len(pool)))
     order = {m.id: i for i, m in enumerate(mutants)}
@@ -468,7 +467,7 @@ def cmd_mutants(args) -> int:
     if problems:
         for p in problems:
             print(f"course: {p}", file=sys.stderr)
-        die("autograder/mutants/ lists entries that no longer apply (fix or remove them)", 1)
+        die("opcourse/mutation/ lists entries that no longer apply (fix or remove them)", 1)
     gpu = has_gpu(args.gpu)
 
     plans = []
@@ -559,13 +558,13 @@ def cmd_mutants(args) -> int:
                     r["status"] = "equivalent"
                     r["reason"] = eq[m.id]["reason"]
                 elif r["status"] in ("killed", "timed out"):
-                    r["listed_problem"] = ("listed as equivalent in autograder/mutants/equivalent.json, but the "
+                    r["listed_problem"] = ("listed as equivalent in opcourse/mutation/equivalent.json, but the "
                                            f"grader kills it ({r['detail']}): remove the entry")
                     failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
             elif m.id in missing:
                 r["missing_check"] = missing[m.id].get("missing", "")
                 if r["status"] in ("killed", "timed out"):
-                    r["listed_problem"] = ("listed in autograder/mutants/missing_checks.json, but the grader now "
+                    r["listed_problem"] = ("listed in opcourse/mutation/missing_checks.json, but the grader now "
                                            "kills it: remove the entry")
                     failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
             if r["status"] == "survived":

@@ -1,4 +1,4 @@
-"""The course's own Markdown, as a Python-Markdown extension (mkdocs.yml: markdown_extensions: site_tools.course_markdown).
+"""The course's own Markdown, as a Python-Markdown extension (mkdocs.yml: markdown_extensions: opcourse.site.course_markdown).
 
 It rewrites a page before any other extension reads it (snippets, fences, tables), as the MkDocs hook it replaces
 did. An extension, not a hook: MkDocs 2 drops hooks and plugins and Material's successor (Zensical) runs neither, but
@@ -7,11 +7,11 @@ both run the Python-Markdown extensions mkdocs.yml names, so these steps survive
 * ```dot fenced blocks are rendered to inline SVG with Graphviz at build time (Debian package graphviz): no
   diagram library runs in the browser. A diagram too wide to read stops the build.
 * A page's YAML front matter (authors, reviewers, dates; every page has it, or the build stops) is validated against
-  site_tools/page_meta.schema.json, and its `<!-- byline -->` mark becomes the byline, "pending" shown as it is. A
+  opcourse/site/page_meta.schema.json, and its `<!-- byline -->` mark becomes the byline, "pending" shown as it is. A
   page whose front matter breaks the schema stops the build with a message naming the page and the field.
 * <!-- checks: EXERCISE --> and <!-- hints: EXERCISE --> become the table of graded checks and the hints, read from
   exercises/EXERCISE/exercise.json.
-* GPU figures are rendered from a run's evidence/gpu/FOLDER/summary.json (site_tools/gpu_evidence.py), never
+* GPU figures are rendered from a run's evidence/gpu/FOLDER/summary.json (opcourse/site/gpu_evidence.py), never
   retyped: a ```gpu-rows FOLDER block (one line per row, "what it shows | EXERCISE | ROW") becomes a table of the row
   on the GPU and without one; a <!-- gpu-row: FOLDER EXERCISE ROW --> mark becomes the row's verdict and detail, a
   <!-- gpu-case: FOLDER EXERCISE/CASE --> mark a planted case's failed rows, a <!-- gpu-figure: FOLDER KEY.PATH [FORMAT]
@@ -27,7 +27,7 @@ both run the Python-Markdown extensions mkdocs.yml names, so these steps survive
 Python-Markdown does not tell an extension which page it renders: `_page` asks the engine (MkDocs 1.x's relpath tree
 processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothing else here knows which engine runs.
 The front matter is read from the page's file by page_meta.py, as the glossary test and the publish check read it.
-KaTeX is no page's business: the site command (site_tools/build_site.py) copies it into the built site.
+KaTeX is no page's business: the site command (opcourse/site/build_site.py) copies it into the built site.
 """
 import os
 import re
@@ -42,7 +42,7 @@ from . import gpu_evidence as ev
 from . import page_meta
 from . import sources as page_sources
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = "chapters"  # mkdocs.yml: docs_dir; messages name a page as chapters/PAGE, the path in the repository
 INSTALL = "apt-get install libjs-katex fonts-katex graphviz (tools/setup.sh installs them)"
 
@@ -72,7 +72,7 @@ def _page(md):
         page, config = getattr(p, "page", None), getattr(p, "config", None)
         if page is not None and isinstance(config, dict) and "docs_dir" in config:
             return _Page(page.path, os.path.join(config.get("root_dir", ""), config["docs_dir"], page.path))
-    raise SiteError("site_tools/course_markdown.py cannot tell which page it renders (it knows MkDocs 1.x and "
+    raise SiteError("opcourse/site/course_markdown.py cannot tell which page it renders (it knows MkDocs 1.x and "
                     "Zensical): add the new engine's way to _page()")
 
 
@@ -116,15 +116,15 @@ def render(markdown, page):
 
 def _check_sources(markdown, page):
     """Every external reference is a listed source with the date it was checked and the torch it was checked against
-    (site_tools/sources.py): the build stops on one without; it warns, without stopping, when the course now pins a
-    newer torch than a page's sources were checked against (site_tools/sources_due.py lists those pages)."""
+    (opcourse/site/sources.py): the build stops on one without; it warns, without stopping, when the course now pins a
+    newer torch than a page's sources were checked against (opcourse/site/sources_due.py lists those pages)."""
     src = f"{DOCS}/{page.src}"
     found, problems = page_sources.page_sources(markdown)
     if problems:
         raise SiteError(f"{src}: " + f"\n{src}: ".join(problems))
     older = page_sources.older_torch(found, page_sources.pinned_torch())
     if older:  # printed, not logged through MkDocs: --strict would make a warning an error
-        print(f"WARNING -  {src}: sources {older}: re-check them (python site_tools/sources_due.py)", file=sys.stderr)
+        print(f"WARNING -  {src}: sources {older}: re-check them (python opcourse/site/sources_due.py)", file=sys.stderr)
 
 
 _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -327,10 +327,7 @@ _EXERCISE_MARK = re.compile(r"^<!-- (checks|hints): ([A-Za-z0-9_]+) -->[ \t]*$",
 
 
 def _exercise(exercise_id, page):
-    import sys
-
-    sys.path.insert(0, os.path.join(ROOT, "autograder", "metadata"))
-    import course_metadata  # the one Python reader of exercise.json (checks resolved from the catalog)
+    from .. import metadata as course_metadata  # the one Python reader of exercise.json (checks resolved from the catalog)
 
     if not os.path.isfile(os.path.join(ROOT, "exercises", exercise_id, "exercise.json")):
         raise SiteError(f"{page.src} names exercise '{exercise_id}', which has no exercise.json")
@@ -364,7 +361,7 @@ def _expand_exercise_marks(markdown, page):
     return _EXERCISE_MARK.sub(lambda m: _exercise_block(m.group(1), m.group(2), page), markdown)
 
 
-# Front matter and byline (site_tools/page_meta.py). The engine has already cut the front matter off the Markdown it
+# Front matter and byline (opcourse/site/page_meta.py). The engine has already cut the front matter off the Markdown it
 # hands over; page_meta reads it from the page's file, as the glossary test and the publish check do.
 
 
@@ -380,7 +377,7 @@ def _page_meta(markdown, page):
                         f"'{page_meta.BYLINE_MARK}' mark where its byline goes")
     problems = page_meta.validate(meta, src)
     if problems:
-        raise SiteError("page front matter does not follow site_tools/page_meta.schema.json:\n  "
+        raise SiteError("page front matter does not follow opcourse/site/page_meta.schema.json:\n  "
                         + "\n  ".join(problems))
     if page_meta.BYLINE_MARK not in markdown:
         raise SiteError(f"{src} has front matter but no '{page_meta.BYLINE_MARK}' mark where its byline "

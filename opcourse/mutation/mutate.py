@@ -1,7 +1,7 @@
 """The mutant generator of `./course mutants` (stdlib only): one small edit of a reference solution's file per mutant.
 
 A mutant is a planted-case patch (autograder/planted/README.md): an exact OLD -> NEW replacement in one file of
-solutions/EX, OLD being whole lines that occur exactly once in the file, so autograder/tests/planted_cases.py applies
+solutions/EX, OLD being whole lines that occur exactly once in the file, so opcourse/planted.py applies
 it like any planted bug. Its id is a hash of the exercise, the file and the mutated text: two edits that give the same
 file are one mutant, and an id survives edits elsewhere in the file.
 
@@ -30,7 +30,6 @@ import ast
 import hashlib
 import re
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp")
 PY_SUFFIXES = (".py",)
@@ -769,7 +768,7 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*)[>"]', re.M)
 def gpu_only_lines(name: str, text: str, names: tuple[str, ...] = ()) -> set[int]:
     """Lines that only a CUDA device runs: all of a CUDA source (.cu, .cuh, or a file that includes a CUDA header);
     in Python, the body of a def or class whose name or decorators say cuda (`OnCuda`, `@skipUnless(HAS_CUDA)`) or
-    whose name is in `names` (autograder/mutants/gpu_only.json: code only a GPU row reads)."""
+    whose name is in `names` (opcourse/mutation/gpu_only.json: code only a GPU row reads)."""
     lines = set(range(1, text.count("\n") + 2))
     if name.endswith((".cu", ".cuh")) or any("cuda" in inc.lower() for inc in _INCLUDE.findall(text)):
         return lines if name.endswith(CPP_SUFFIXES) else set()

@@ -11,9 +11,9 @@ batch.py        batch: a class folder graded in parallel, the gradebook, per-stu
 spreadsheet.py  the one CSV writer: a cell a spreadsheet would read as a formula is made inert (CSV injection)
 gradescope.py   gradescope-zip and gradescope-run (the zip's run_autograder), Gradescope's results.json
 bench.py        bench: a cold grade, a warm regrade after a one-line edit, a bare compile
-mutate.py       the mutant generator: one small edit of a reference solution per mutant, as a planted-case patch
-mutants.py      mutants: each mutant graded by the judge; killed / survived / stillborn / timed out, the reports
-main.py         the argument parser of every command; tools/course.py runs it
+main.py         the argument parser of every command; `python -m opcourse.cli` (./course) runs it
+
+The mutants command (maintainers) is opcourse/mutation/, beside the lists it keeps.
 
 State a student accumulates (grades, hints seen, pristine copies of the stubs, backups made by reset) lives in
 .course/ at the root of the checkout, which git ignores: a rebuild of build/ keeps it.

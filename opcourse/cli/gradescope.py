@@ -18,8 +18,10 @@ from .submissions import find_sources
 # what the zip carries (folders whole, but for __pycache__ and planted submissions), besides the exercises
 GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
                     "autograder/checks", "autograder/metadata", "autograder/worker", "autograder/tests",
-                    "autograder/portability", "requirements", "tools/setup.sh", "tools/venv_path.sh", "tools/course.py", "tools/course_cli",
-                    "tools/gradescope"]
+                    "autograder/portability", "requirements", "tools/setup.sh", "tools/venv_path.sh", "tools/gradescope",
+                    # the commands' package, less the site: run_autograder puts the folder on PYTHONPATH
+                    "opcourse/__init__.py", "opcourse/metadata.py", "opcourse/planted.py", "opcourse/cli",
+                    "opcourse/mutation"]
 
 
 def merge_results(student: str, per_ex: dict[str, Path], rows: dict[str, dict]) -> dict:

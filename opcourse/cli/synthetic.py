@@ -26,11 +26,9 @@ from .exercises import exercise_ids, load_exercise
 
 
 def _planted_cases():
-    """autograder/tests/planted_cases.py, the one module that makes a planted submission (imported when a class is
+    """opcourse/planted.py, the one module that makes a planted submission (imported when a class is
     made, not by every ./course command)."""
-    if str(ROOT / "autograder" / "tests") not in sys.path:
-        sys.path.insert(0, str(ROOT / "autograder" / "tests"))
-    import planted_cases
+    from .. import planted as planted_cases
 
     return planted_cases
 
@@ -98,7 +96,7 @@ def verdict_problems(expect: dict, statuses: dict[str, str], score: float) -> li
 
 
 def run_batch(klass: Path, grades: Path, jobs: int, expected: list[dict]) -> tuple[dict, list[str]]:
-    cmd = [sys.executable, str(ROOT / "tools" / "course.py"), "batch", str(klass), "--out", str(grades),
+    cmd = [sys.executable, "-m", "opcourse.cli", "batch", str(klass), "--out", str(grades),
            "--jobs", str(jobs)]
     t0 = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -126,7 +124,7 @@ def run_gradescope(klass: Path, work: Path, expected: list[dict]) -> tuple[dict,
 
     env = dict(os.environ, COURSE_OFFLINE="1")
     zpath = work / "autograder.zip"
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "course.py"), "gradescope-zip", "--out", str(zpath)],
+    r = subprocess.run([sys.executable, "-m", "opcourse.cli", "gradescope-zip", "--out", str(zpath)],
                        capture_output=True, text=True, env=env)
     if r.returncode != 0:
         die(f"gradescope-zip failed:\n{(r.stdout + r.stderr)[-3000:]}", 1)

@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..cli.common import ROOT, die, say
 from . import mutate
-from .common import ROOT, die, say
 
 VERSION = "1.14.1"
 LANGUAGES = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cu": "cpp", ".cuh": "cpp", ".h": "cpp", ".hpp": "cpp"}

@@ -1,7 +1,7 @@
 """Refuses to publish the site while any page lacks a named author's and reviewer's sign-off.
 
-The default build (site_tools/build_site.py, `./course main`) still builds every page, "pending" bylines included; this is the
-gate a release runs before publishing. A page is ready when its front matter (see site_tools/page_meta.schema.json)
+The default build (opcourse/site/build_site.py, `./course main`) still builds every page, "pending" bylines included; this is the
+gate a release runs before publishing. A page is ready when its front matter (see opcourse/site/page_meta.schema.json)
 names its authors and reviewers and gives the date it was last checked. A reviewer signs off by editing the page's
 front matter: replace `reviewers: pending` with `reviewers: [Their Name]` and `last_checked_on: pending` with the
 date they checked it (and the author does the same for `authors` and `written_on`).
@@ -13,8 +13,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import page_meta  # noqa: E402
+from opcourse.site import page_meta
 
 NOT_PAGES = {os.path.join("glossary", "abbreviations.md")}  # appended to every page, not a page (mkdocs.yml)
 
@@ -44,7 +43,7 @@ def blockers(root):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+    ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
     args = ap.parse_args(argv)
     found = blockers(args.root)
     if not found:
@@ -54,7 +53,7 @@ def main(argv):
     for page, reasons in found:
         print(f"  {page}: " + "; ".join(reasons))
     print("A reviewer signs off by setting 'reviewers' and 'last_checked_on' in the page's front matter "
-          "(site_tools/page_meta.schema.json); every page is still built, with 'pending' shown in its byline.")
+          "(opcourse/site/page_meta.schema.json); every page is still built, with 'pending' shown in its byline.")
     return 1
 
 

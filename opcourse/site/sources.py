@@ -9,7 +9,7 @@ saying when someone last compared what the page says about that source with the 
 for. A link in the page's prose must be one of its listed sources, so the list is the page's whole set of external
 references. The site's build (course_markdown.py) stops on a bullet without its note or a prose link not listed, and
 warns when the course's pinned torch (requirements/course.txt) is newer than a page's sources were checked against;
-`python site_tools/sources_due.py` lists the pages due for a re-check.
+`python opcourse/site/sources_due.py` lists the pages due for a re-check.
 
 A link to PyTorch's versioned documentation (https://docs.pytorch.org/docs/X.Y/...) names the X.Y of the torch its
 note says it was checked against, the pinned torch when the page is up to date: a source checked against torch
@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOURCE_SECTIONS = ("Read more", "Sources", "Upstream documentation")
 CHECKED = re.compile(r"\(checked (\d{4}-\d{2}-\d{2}) against torch (\d+\.\d+(?:\.\d+)?)\)")
 _URL = re.compile(r"https?://[^\s)>\]`\"']+")

@@ -25,12 +25,11 @@ def find_course_python() -> str | None:
 
 def toolkit_adds() -> str:
     """What a course without the CUDA toolkit does not grade, from the exercises' metadata: rows and points."""
-    import sys
-    sys.path.insert(0, str(ROOT / "autograder" / "metadata"))
-    import course_metadata
+    from .. import metadata as course_metadata
+
     parts, rows, points = [], 0, 0.0
-    for ex in course_metadata.exercise_ids():
-        needs = [c for c in course_metadata.load(ex)["checks"] if c["toolkit"]]
+    for ex in course_metadata.exercise_ids(ROOT):
+        needs = [c for c in course_metadata.load(ex, ROOT)["checks"] if c["toolkit"]]
         if needs:
             rows += len(needs)
             points += sum(c["points"] for c in needs)
