@@ -156,7 +156,7 @@ def dry_run(course_root: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """python opcourse/planted.py write (or python -m opcourse.planted write) COURSE_ROOT CASE_DIR FILE DEST: writes the case's version of FILE (patched, or
+    """python -m opcourse.planted write COURSE_ROOT CASE_DIR FILE DEST: writes the case's version of FILE (patched, or
     the starting folder's) to DEST, only when it changed (CMake builds exercise 07's operators from these)."""
     if len(argv) == 5 and argv[0] == "write":
         course_root, case_dir, fname, dest = Path(argv[1]), Path(argv[2]), argv[3], Path(argv[4])

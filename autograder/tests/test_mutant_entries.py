@@ -50,7 +50,7 @@ for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_c
 for mid in set(eq) & set(missing):
     problems.append(f"{eq[mid].get('label', mid)}: listed both as equivalent and as a missing check")
 
-gpu = json.loads((ROOT / "autograder" / "mutants" / "gpu_only.json").read_text())
+gpu = json.loads((ROOT / mutants.LISTS / "gpu_only.json").read_text())
 for ex, files in gpu.get("exercises", {}).items():
     for fname, names in files.items():
         path = ROOT / "solutions" / ex / fname

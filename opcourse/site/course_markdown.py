@@ -124,7 +124,7 @@ def _check_sources(markdown, page):
         raise SiteError(f"{src}: " + f"\n{src}: ".join(problems))
     older = page_sources.older_torch(found, page_sources.pinned_torch())
     if older:  # printed, not logged through MkDocs: --strict would make a warning an error
-        print(f"WARNING -  {src}: sources {older}: re-check them (python opcourse/site/sources_due.py)", file=sys.stderr)
+        print(f"WARNING -  {src}: sources {older}: re-check them (python -m opcourse.site.sources_due)", file=sys.stderr)
 
 
 _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)

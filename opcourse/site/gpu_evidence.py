@@ -6,7 +6,7 @@ main.log (`./course main`: every reference solution's table, with the GPU), verd
 verdicts-STEP-no-gpu.md (the planted cases' rows that failed and were skipped, with and without the GPU, one table per
 step of the run that graded planted cases), and chapter-figures/ (the `chapter-figures` step: figures.json, the
 measured values chapters 8 and 9 quote, beside the profiler's and the JIT probe's text output).
-`summarize(folder)` reads them into one dict; `python3 opcourse/site/gpu_evidence.py evidence/gpu/FOLDER...` writes it
+`summarize(folder)` reads them into one dict; `python -m opcourse.site.gpu_evidence evidence/gpu/FOLDER...` writes it
 to FOLDER/summary.json (the run writes it too). The site's pages quote GPU figures only through it (course_markdown.py): a
 ```gpu-rows block or a <!-- gpu-row: FOLDER EXERCISE ROW --> mark is rendered from summary.json, a
 <!-- gpu-figure: FOLDER KEY.PATH --> mark from its "figures", a ```gpu-text FOLDER FILE block from the file itself, each
@@ -119,12 +119,12 @@ def load(name: str) -> dict:
     folder = EVIDENCE / name
     path = folder / "summary.json"
     if not path.is_file():
-        raise EvidenceError(f"evidence/gpu/{name}/summary.json does not exist (python3 opcourse/site/gpu_evidence.py "
+        raise EvidenceError(f"evidence/gpu/{name}/summary.json does not exist (python -m opcourse.site.gpu_evidence "
                             f"evidence/gpu/{name} writes it from the run's logs)")
     stored = json.loads(path.read_text())
     if stored != summarize(folder):
         raise EvidenceError(f"evidence/gpu/{name}/summary.json differs from the logs beside it: regenerate it "
-                            f"(python3 opcourse/site/gpu_evidence.py evidence/gpu/{name})")
+                            f"(python -m opcourse.site.gpu_evidence evidence/gpu/{name})")
     return stored
 
 

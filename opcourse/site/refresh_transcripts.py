@@ -5,7 +5,7 @@ chapter, so a changed check is shown as it now prints:
     when the planted case EX/CASE (autograder/planted/) is graded.
 site/transcripts (test_transcripts.py) then checks the stub transcripts against exercise.json and the planted cases.
 
-usage: python opcourse/site/refresh_transcripts.py [BUILD_DIR] [CHAPTER.md ...]   (run after ./course build)"""
+usage: python -m opcourse.site.refresh_transcripts [BUILD_DIR] [CHAPTER.md ...]   (run after ./course build)"""
 import os
 import re
 import subprocess

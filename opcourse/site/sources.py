@@ -9,7 +9,7 @@ saying when someone last compared what the page says about that source with the 
 for. A link in the page's prose must be one of its listed sources, so the list is the page's whole set of external
 references. The site's build (course_markdown.py) stops on a bullet without its note or a prose link not listed, and
 warns when the course's pinned torch (requirements/course.txt) is newer than a page's sources were checked against;
-`python opcourse/site/sources_due.py` lists the pages due for a re-check.
+`python -m opcourse.site.sources_due` lists the pages due for a re-check.
 
 A link to PyTorch's versioned documentation (https://docs.pytorch.org/docs/X.Y/...) names the X.Y of the torch its
 note says it was checked against, the pinned torch when the page is up to date: a source checked against torch

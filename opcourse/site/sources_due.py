@@ -1,6 +1,6 @@
 """The pages whose external sources are due for a re-check (maintainers).
 
-usage: python opcourse/site/sources_due.py [--max-age-days N]
+usage: python -m opcourse.site.sources_due [--max-age-days N]
 
 A page is due when one of its sources (opcourse/site/sources.py: a bullet of "Read more", "Sources" or "Upstream
 documentation" ending "(checked YYYY-MM-DD against torch X.Y.Z)") was checked against a torch older than the one
