@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Makes this clone's own Python environment, .course/env (ignored by git), and prints its python: the interpreter of
+# Makes this clone's own Python environment, .course/env-KEY (ignored by git; KEY from BASE_PYTHON's path, so a
+# set-up on another python, a test's stand-in say, makes another one beside it instead of replacing the one in use),
+# and prints its python: the interpreter of
 # BASE_PYTHON (the python with torch: the course's environment shared by every clone of this machine, or an installed
 # python such as the GPU machine's), seeing every package BASE_PYTHON sees, plus the package opcourse installed in
 # editable mode from this clone.
@@ -11,26 +13,32 @@
 # tests make). Here the shared packages are reached through a .pth file that adds BASE_PYTHON's site folders, and the
 # install is pip's own editable one, offline (no index, no build isolation: setuptools comes from BASE_PYTHON's
 # folders). Where that python has no pip or a setuptools too old to install in editable mode, a .pth file naming a
-# folder that links to this clone's opcourse/ does the same. Redone only when BASE_PYTHON, the clone's folder or
-# pyproject.toml change (the stamp .course/env/.installed): a repeat costs one file read.
+# folder that links to this clone's opcourse/ does the same. Redone only when BASE_PYTHON, the clone's folder,
+# pyproject.toml or this script change (the stamp .installed in it): a repeat costs a file read and a hash. Two
+# set-ups at once (ctest runs ./course beside ./course) make it one after the other (a lock).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 base=${1:?usage: tools/clone_env.sh BASE_PYTHON}
-env_dir="$root/.course/env"
+env_dir="$root/.course/env-$(printf '%s' "$base" | sha256sum | cut -c1-8)"
 say() { echo "setup: $*" >&2; }
 
-want="$base|$root|$(sha256sum "$root/pyproject.toml" | cut -c1-16)"
+want="$base|$root|$(cat "$root/pyproject.toml" "$0" | sha256sum | cut -c1-16)"  # this recipe counts too
+mkdir -p "$root/.course"
+exec 9>"$env_dir.lock"
+flock 9
 if [ "$(cat "$env_dir/.installed" 2>/dev/null)" != "$want" ]; then
   rm -rf "$env_dir"
-  mkdir -p "$root/.course"
   "$base" -m venv --without-pip "$env_dir" >&2
   site=$("$env_dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  # every site folder of the base, in its order (a venv's, the system's, the user's: wherever its torch is), with
+  # every site folder of the base, in its order (the user's, a venv's, the system's: wherever its torch is), with
   # the .pth files in them processed as the base processes them
   "$base" - "$site/_course_base.pth" <<'PY'
+import os
+import site
 import sys
 
-folders = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+folders = ([site.getusersitepackages()] if site.ENABLE_USER_SITE else []) + site.getsitepackages()
+folders = [p for p in folders if os.path.isdir(p)]
 with open(sys.argv[1], "w") as f:
     f.write("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in folders) + "\n")
 PY

@@ -18,8 +18,9 @@ from .submissions import find_sources
 # what the zip carries (folders whole, but for __pycache__ and planted submissions), besides the exercises
 GRADESCOPE_FILES = ["CMakeLists.txt", "course", "cmake", "autograder/CMakeLists.txt", "autograder/judge",
                     "autograder/checks", "autograder/metadata", "autograder/worker", "autograder/tests",
-                    "autograder/portability", "requirements", "tools/setup.sh", "tools/venv_path.sh", "tools/gradescope",
-                    # the commands' package, less the site: run_autograder puts the folder on PYTHONPATH
+                    "autograder/portability", "requirements", "tools/setup.sh", "tools/venv_path.sh", "tools/clone_env.sh",
+                    "tools/gradescope", "pyproject.toml",
+                    # the commands' package, less the site (set-up installs it in the folder's own environment)
                     "opcourse/__init__.py", "opcourse/metadata.py", "opcourse/planted.py", "opcourse/cli",
                     "opcourse/mutation"]
 
