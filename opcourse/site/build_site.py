@@ -69,6 +69,7 @@ def check_mkdocs():
 
 def engine_env(course=COURSE):
     env = dict(os.environ)
+    # the course folder first: a copy of the course (the site's tests make them) renders with its own opcourse
     env["PYTHONPATH"] = os.pathsep.join(p for p in (course, env.get("PYTHONPATH")) if p)
     # Material 9.8 prints its end-of-life notice on every build; the course follows it in successor_check.py and
     # the README, so a student's `./course main` does not repeat it
