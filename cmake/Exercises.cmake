@@ -1,5 +1,5 @@
 # CMake's reader of exercises/ID/exercise.json (format 2; the schema is autograder/metadata/exercise.schema.json, the
-# Python reader autograder/metadata/course_metadata.py, the judge's Exercise::load).
+# Python reader opcourse/metadata.py, the judge's Exercise::load).
 #
 # course_read_exercise(<exercise folder> <prefix>) sets <prefix>_LIBRARY (empty for a Python exercise) and
 # <prefix>_SOURCES (the compiled sources: .cpp and .cu; .py files are imported by the worker, never built), and

@@ -4,7 +4,7 @@
 # Chapter 7: the correct course::mm16 (exercise 06's solution) and planted-bug variants of it, each in
 # build/harness_targets/NAME/libmm16_autograd.so ("correct" is the correct one). Each variant swaps one source of the
 # reference for that file as a planted case has it: the case's reference file with the case's patch applied, written
-# at build time by autograder/tests/planted_cases.py (the module run_planted.py uses too), so the bug is the very code
+# at build time by opcourse/planted.py (the module run_planted.py uses too), so the bug is the very code
 # the grader's own planted tests grade.
 #
 # A harness must learn which operator it was given only by calling it, so the files say nothing else:
@@ -112,17 +112,17 @@ elseif(COURSE_BUILD_LIBRARIES AND EXISTS "${_op_dir}/mm16_autograd.cpp")
     list(GET _t 3 _device)
     set(_objects "$<TARGET_OBJECTS:harness_call_counter>")
     if(_swapped)
-      # the case's version of the swapped source: its starting folder's file, patched (planted_cases.py writes it
+      # the case's version of the swapped source: its starting folder's file, patched (opcourse/planted.py writes it
       # only when its text changed, so an unrelated edit recompiles nothing)
       file(READ "${_planted}/${_from}/expected.json" _expected)
       string(JSON _start GET "${_expected}" submission)
       set(_gen_dir "${CMAKE_BINARY_DIR}/harness_sources/${_name}")
       set(_generated "${_gen_dir}/${_swapped}")
       add_custom_command(OUTPUT "${_generated}"
-        COMMAND "${COURSE_PYTHON}" "${CMAKE_SOURCE_DIR}/autograder/tests/planted_cases.py" write "${CMAKE_SOURCE_DIR}"
+        COMMAND "${COURSE_PYTHON}" "${CMAKE_SOURCE_DIR}/opcourse/planted.py" write "${CMAKE_SOURCE_DIR}"
                 "${_planted}/${_from}" "${_swapped}" "${_generated}"
         DEPENDS "${_planted}/${_from}/expected.json" "${CMAKE_SOURCE_DIR}/${_start}/${_swapped}"
-                "${CMAKE_SOURCE_DIR}/autograder/tests/planted_cases.py"
+                "${CMAKE_SOURCE_DIR}/opcourse/planted.py"
         COMMENT "planted ${_from}: ${_swapped} for the operator under test ${_name}" VERBATIM)
       set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_planted}/${_from}/expected.json")
       add_library(harness_own_${_name} OBJECT "${_generated}")

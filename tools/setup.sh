@@ -9,6 +9,9 @@
 #     $COURSE_CACHE (default ~/.cache/opcourse), keyed by a hash of the pins in requirements/course.txt (comments aside), so every fresh clone
 #     on this machine reuses it and only a new machine pays the download;
 #   * COURSE_PYTHON=/path/to/python3: use an already-installed torch, no venv, no downloads (the lent GPU machine).
+# Either way the commands then run in the clone's own environment, .course/env-KEY, made on top of that python with the
+# package opcourse/ installed from this clone (tools/clone_env.sh): the COURSE_PYTHON this prints. Given back as
+# COURSE_PYTHON (the commands and tests pass it on), it stands for the python it was made on.
 # COURSE_CUDA=off: no CUDA toolkit (a laptop): the CPU sources are built and graded, every row that needs nvcc or a
 # GPU is SKIPPED with the reason. Without it, a missing nvcc stops the set-up before anything is downloaded.
 # Another torch, without editing the course's files: COURSE_TORCH='torch==2.11.0' (a pip requirement) and, for a wheel
@@ -143,6 +146,10 @@ fi
 # --- Python with torch -----------------------------------------------------------------------------------------
 if [ -n "${COURSE_PYTHON:-}" ]; then
   python=$(command -v "$COURSE_PYTHON") || die "COURSE_PYTHON=$COURSE_PYTHON is not an executable"
+  # a clone's own environment (this clone's or another's, passed on by ./course to what it runs): the python it was
+  # made on, which has torch
+  base_file="$(dirname "$python")/../course-base-python"
+  [ -f "$base_file" ] && python=$(cat "$base_file")
   "$python" -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("torch") and u.find_spec("safetensors")))' 2>/dev/null ||
     die "COURSE_PYTHON=$python cannot import torch and safetensors; install them there or unset COURSE_PYTHON to build a venv"
   say "using the already-installed torch of $python (no venv)"
@@ -194,8 +201,12 @@ ccache_bin=$(command -v ccache || true)
 bwrap_bin=$(command -v bwrap || true)
 [ -z "$bwrap_bin" ] && [ -n "$deps_root" ] && [ -x "$deps_root/usr/bin/bwrap" ] && bwrap_bin="$deps_root/usr/bin/bwrap"
 
+# this clone's own environment on top of $python, with opcourse installed from this clone (cheap when done)
+clone_python=$("$root/tools/clone_env.sh" "$python") || die "could not make this clone's environment (.course/env-KEY) on $python"
+
 cat <<EOF
-COURSE_PYTHON=$python
+COURSE_PYTHON=$clone_python
+COURSE_TORCH_PYTHON=$python
 COURSE_NVCC=$nvcc
 COURSE_CUDA=$cuda
 COURSE_CCACHE=$ccache_bin

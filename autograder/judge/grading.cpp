@@ -110,7 +110,7 @@ std::vector<std::string> gencode_flags(const std::string& arch_list) {
 }
 
 // exercises/ID/exercise.json (format 2) with its checks resolved from the catalog autograder/metadata/checks.json:
-// the judge's reader of the metadata that course_metadata.py reads for Python (same rules, same messages).
+// the judge's reader of the metadata that opcourse/metadata.py reads for Python (same rules, same messages).
 Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_file) {
   json j = read_json_bounded(metadata_file);
   json catalog = read_json_bounded(catalog_file);

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "metadata"))
-import course_metadata  # noqa: E402
+from opcourse import metadata as course_metadata
 
 SNIPPET_MARKER = "// --8<-- ["
 

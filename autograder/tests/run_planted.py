@@ -16,7 +16,7 @@ A planted case is a folder autograder/planted/EXERCISE/CASE/ with the submission
   judge_env            {"NAME": "VALUE"} (templated) added to the judge's environment: a variable of the grading
                        host, which no process running submission code may see
   submission, patch, template, links, hardlinks, fifos, submission_link: how the submission is made
-                       (planted_cases.py, shared with CMake and the integrity check)
+                       (opcourse/planted.py, shared with CMake and the integrity check)
   listener             run a TCP listener on 127.0.0.1:@PORT@; the case fails if anything connects to it
   absent_after         paths (templated) that must not exist after the grade
   settle_s             seconds to wait after the judge returns before the checks (for delayed mischief)
@@ -55,11 +55,9 @@ import tempfile
 import time
 from xml.etree import ElementTree
 
-import golden
-import planted_cases
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "metadata"))
-import course_metadata  # noqa: E402
+import golden  # beside this script
+from opcourse import metadata as course_metadata
+from opcourse import planted as planted_cases
 
 SKIP = 77
 
@@ -225,7 +223,7 @@ def main():
             rows_json, rows = {}, {}
             problems.append(f"rows.json unreadable: {e}")
 
-        if rows_json:  # the tools read it through this schema (tools/course_cli/reports.py)
+        if rows_json:  # the tools read it through this schema (opcourse/reports.py)
             problems += schema_problems(rows_json, course_root, "rows.schema.json", "rows.json breaks its schema")
         if rows_json.get("final") is not True:
             problems.append("rows.json is not the final one (\"final\": true): the judge stopped before its reports")

@@ -14,10 +14,9 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import integrity_metadata  # noqa: E402
-import planted_cases  # noqa: E402  (the module that prepares the cases for run_planted.py and CMake)
-from integrity_metadata import course_metadata  # noqa: E402
+import integrity_metadata  # beside this script
+from integrity_metadata import course_metadata
+from opcourse import planted as planted_cases  # the module that prepares the cases for run_planted.py and CMake
 
 ROOT = Path(sys.argv[1]).resolve()
 JUDGE = sys.argv[2] if len(sys.argv) > 2 else None

@@ -8,8 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import golden  # noqa: E402
+import golden  # beside this script
 
 root = Path(sys.argv[1])
 problems = []

@@ -1,4 +1,4 @@
-"""ctest mutants/entries: autograder/mutants/ is kept like code. Every entry of equivalent.json and
+"""ctest mutants/entries: opcourse/mutation/ is kept like code. Every entry of equivalent.json and
 missing_checks.json is a patch in the planted-case format that still applies to its reference solution
 (planted_cases.patched_files, the rule every planted patch follows: each OLD occurs exactly once), is one of the
 mutants `./course mutants` generates today with the entry's "generator" (course, the default, or universalmutator,
@@ -15,10 +15,8 @@ from pathlib import Path
 
 ROOT = Path(sys.argv[1]).resolve()
 os.environ["COURSE_ROOT"] = str(ROOT)
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "autograder" / "tests"))
-import planted_cases  # noqa: E402
-from course_cli import mutants, mutate  # noqa: E402
+from opcourse import planted as planted_cases  # noqa: E402  (after COURSE_ROOT: the commands' root is ROOT)
+from opcourse.mutation import mutants, mutate  # noqa: E402
 
 problems: list[str] = []
 eq, missing, read_problems = mutants.listed(ROOT)
@@ -37,7 +35,7 @@ def generated_ids(ex: str, generator: str) -> dict[str, mutate.Mutant]:
 
 for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_checks.json", missing, "missing")):
     for mid, entry in entries.items():
-        where = f"autograder/mutants/{name}: {entry.get('label', mid)}"
+        where = f"opcourse/mutation/{name}: {entry.get('label', mid)}"
         if len(entry["patch"]) != 1 or len(next(iter(entry["patch"].values()))) != 1:
             problems.append(f"{where}: a mutant is one edit of one file ({{FILE: [[OLD, NEW]]}})")
         if not str(entry.get(reason_key, "")).strip():
@@ -52,18 +50,18 @@ for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_c
 for mid in set(eq) & set(missing):
     problems.append(f"{eq[mid].get('label', mid)}: listed both as equivalent and as a missing check")
 
-gpu = json.loads((ROOT / "autograder" / "mutants" / "gpu_only.json").read_text())
+gpu = json.loads((ROOT / mutants.LISTS / "gpu_only.json").read_text())
 for ex, files in gpu.get("exercises", {}).items():
     for fname, names in files.items():
         path = ROOT / "solutions" / ex / fname
         if not path.is_file():
-            problems.append(f"autograder/mutants/gpu_only.json: solutions/{ex}/{fname} does not exist")
+            problems.append(f"opcourse/mutation/gpu_only.json: solutions/{ex}/{fname} does not exist")
             continue
         defined = {n.name for n in ast.walk(ast.parse(path.read_text()))
                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         for n in names:
             if n not in defined:
-                problems.append(f"autograder/mutants/gpu_only.json: solutions/{ex}/{fname} defines no {n}")
+                problems.append(f"opcourse/mutation/gpu_only.json: solutions/{ex}/{fname} defines no {n}")
 
 # ...and a broken entry is caught: an OLD that is not in the reference, and one that occurs twice
 for old, what in (("this text is in no reference solution", "absent"), ("at::Tensor", "not unique")):

@@ -10,9 +10,8 @@ import tempfile
 from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import threats  # noqa: E402
-from threats import gpu_evidence  # noqa: E402
+import threats  # beside this script
+from threats import gpu_evidence
 
 CASE = ("07_testing", "opcheck_square_only")
 COMMITTED = gpu_evidence.EVIDENCE

@@ -15,10 +15,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "metadata"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "site_tools"))
-import course_metadata  # noqa: E402
-import gpu_evidence  # noqa: E402  (the committed GPU runs: evidence/gpu/*/summary.json)
+from opcourse import metadata as course_metadata
+from opcourse.site import gpu_evidence  # the committed GPU runs: evidence/gpu/*/summary.json
 
 HEADER = """# Threats to a trustworthy grade, and what stops each
 
@@ -41,7 +39,7 @@ FOOTER = """
 The Result column comes from the machine that ran the tests; without a GPU (CI) a case's CUDA rows are SKIPPED there
 and the rest must PASS. What a GPU made of it is read from the newest committed run that graded it with its CUDA rows
 run ("on the GPU (...)": the machine, the date and the run's folder under `evidence/gpu/`, whose `run_on_gpu.sh`
-command regenerates it; `site_tools/gpu_evidence.py` orders the runs). This table fails to generate while that run
+command regenerates it; `opcourse/site/gpu_evidence.py` orders the runs). This table fails to generate while that run
 shows a case not as expected. A case of an exercise with CUDA rows that no GPU run has graded says "not graded yet".
 
 ## Threats outside one grade: the instructor's commands
@@ -51,7 +49,7 @@ a test of the command that fails without its defence.
 
 | Threat | Defence | Shown by |
 |---|---|---|
-| a student folder named like a spreadsheet formula (`=HYPERLINK(...)`, or a name starting with `+`, `-`, `@`, a tab or a carriage return), which becomes a live cell when the instructor opens `gradebook.csv` (CSV injection) | every cell of the gradebook goes through one writer (`tools/course_cli/spreadsheet.py`) that puts a `'` before such a cell (OWASP's advice), quoting kept; the name stays as it is in the student's `results.json` and `feedback.md` | ctest `cli/gradebook_formulas` (a class named by each leading character; fails with a plain `csv.writer`) |
+| a student folder named like a spreadsheet formula (`=HYPERLINK(...)`, or a name starting with `+`, `-`, `@`, a tab or a carriage return), which becomes a live cell when the instructor opens `gradebook.csv` (CSV injection) | every cell of the gradebook goes through one writer (`opcourse/cli/spreadsheet.py`) that puts a `'` before such a cell (OWASP's advice), quoting kept; the name stays as it is in the student's `results.json` and `feedback.md` | ctest `cli/gradebook_formulas` (a class named by each leading character; fails with a plain `csv.writer`) |
 | a student folder, or an exercise folder inside it, that is a symbolic link (to the solutions, or anywhere) | batch lists the student and refuses the folder, never follows it: the student scores 0 with the reason in their feedback | ctest `cli/batch` |
 
 ## What the tools behind the GPU rows cannot see

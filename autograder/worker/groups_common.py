@@ -3,7 +3,6 @@
 A group handler takes (request, inputs) and returns (report, tensors): raw observations for the judge, never a
 verdict. request["args"] holds what the judge asked for; inputs are the tensors the judge chose.
 """
-import torch
 
 GROUPS = {}
 

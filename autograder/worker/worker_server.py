@@ -165,8 +165,7 @@ def serve():
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_IGN)  # init with no handler: unreachable by signals from inside
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import worker
+    import worker  # beside this script, whose folder Python searches first
 
     worker.preload()
     global _TMP_AT_START

@@ -1,13 +1,12 @@
-# Run from the repository root after ./course build:  python site_tools/examples/explain_scale_add.py
-import sys
+# Run from the repository root after ./course build:
+#   PYTHONPATH=build/twins python site_tools/examples/explain_scale_add.py
 import warnings
 
 import torch
 
 warnings.simplefilter("ignore")  # Dynamo also warns about the twin; the break reason below says the same
 torch.ops.load_library("build/lib/solutions/01_custom_op/libscale_add.so")
-sys.path.insert(0, "build/twins")
-import course_pybind_twin  # noqa: E402
+import course_pybind_twin  # noqa: E402  chapter 1's pybind11 twin (build/twins, on PYTHONPATH)
 
 
 def via_op(x, y):

@@ -1,18 +1,18 @@
 # Chapter 1 shows this script and its output; the test site/examples runs it and compares the two.
 # Run from the repository root after ./course build:
-#   TORCH_LOGS=graph_breaks python site_tools/examples/graph_breaks.py
+#   TORCH_LOGS=graph_breaks PYTHONPATH=build/twins python site_tools/examples/graph_breaks.py
+# (build/twins holds chapter 1's pybind11 twin, the Python extension module course_pybind_twin)
 # TORCH_LOGS=graph_breaks makes torch.compile log every graph break (to stderr); this script also keeps the records
 # it logs and prints their first lines, so that what it shows does not depend on the terminal.
 import logging
 import os
-import sys
 import warnings
 
 import torch
 
 warnings.simplefilter("ignore")
 torch.ops.load_library("build/lib/solutions/01_custom_op/libscale_add.so")
-sys.path.insert(0, "build/twins")
+# chapter 1's pybind11 twin, from build/twins (on PYTHONPATH: the command above)
 import course_pybind_twin  # noqa: E402
 
 

@@ -1,13 +1,12 @@
 # Chapter 8 shows this script and its output; the test site/examples runs it and compares the two.
-# Run from the repository root after ./course build:  python site_tools/examples/profile_op_and_twin.py
-import sys
-
+# Run from the repository root after ./course build:
+#   PYTHONPATH=build/twins python site_tools/examples/profile_op_and_twin.py
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 torch.ops.load_library("build/lib/solutions/01_custom_op/libscale_add.so")
-sys.path.insert(0, "build/twins")
-import course_pybind_twin  # chapter 1's pybind11 twin: same computation, no dispatcher entry
+# chapter 1's pybind11 twin (build/twins, on PYTHONPATH): same computation, no dispatcher entry
+import course_pybind_twin
 
 x, y = torch.randn(7, 13), torch.randn(7, 13)
 with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -2,15 +2,12 @@
 # Run from the repository root after ./course build:  python site_tools/examples/python_module.py
 # pyfake::mm and pyfake_bare::mm (site_tools/examples/demo_ops.cpp) have a CPU kernel and their fake kernel in Python;
 # only pyfake's TORCH_LIBRARY block names the module that registers it, with m.set_python_module("pyfake_fakes").
-import os
-import sys
 import warnings
 
 import torch
 
 warnings.simplefilter("ignore")
 torch.ops.load_library("build/examples/libcourse_demo_ops.so")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # where pyfake_fakes.py is
 
 
 def on_meta(op):

@@ -17,9 +17,7 @@ import tempfile
 
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from sitelib import COURSE_ROOT, copy_course, plant  # noqa: E402
+from sitelib import COURSE_ROOT, copy_course, plant  # beside the tests that import this module
 
 NUMBERED = re.compile(r"\bchapters?\s+(\d+)((?:\s*(?:,|and|or|to|-)\s*\d+)*)", re.I)
 PROMISE = re.compile(r"\b(?:a|an|the)\s+(?:later|future|coming|upcoming|forthcoming)\s+chapters?\b[^.;:]*", re.I)

@@ -45,10 +45,11 @@ class Example:
 
 EXAMPLES = [
     Example("site_tools/examples/explain_scale_add.py", "chapters/01_custom_op.md",
-            ("python", "site_tools/examples/explain_scale_add.py")),
+            ("python", "site_tools/examples/explain_scale_add.py"), env={"PYTHONPATH": "build/twins"}),
     # TORCH_LOGS switches the graph-break log on; the script prints the records it kept (stdout), the log is stderr
     Example("site_tools/examples/graph_breaks.py", "chapters/01_custom_op.md",
-            ("python", "site_tools/examples/graph_breaks.py"), env={"TORCH_LOGS": "graph_breaks"}),
+            ("python", "site_tools/examples/graph_breaks.py"),
+            env={"TORCH_LOGS": "graph_breaks", "PYTHONPATH": "build/twins"}),
     Example("site_tools/examples/inspect_schema.py", "chapters/02_schema.md",
             ("python", "site_tools/examples/inspect_schema.py")),
     Example("site_tools/examples/print_schema.cpp:inspect", "chapters/02_schema.md",
@@ -87,7 +88,7 @@ EXAMPLES = [
     Example("site_tools/examples/profile_mm16_cpu.py", "chapters/08_profiling.md",
             ("python", "site_tools/examples/profile_mm16_cpu.py"), normalise=("timings",)),
     Example("site_tools/examples/profile_op_and_twin.py", "chapters/08_profiling.md",
-            ("python", "site_tools/examples/profile_op_and_twin.py")),
+            ("python", "site_tools/examples/profile_op_and_twin.py"), env={"PYTHONPATH": "build/twins"}),
 ]
 
 OUTPUT_FENCE = re.compile(r"^(\s*)```(text|console)\b")

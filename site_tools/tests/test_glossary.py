@@ -11,7 +11,7 @@ check (default):
   in prose) and links its first use to the term page; and the reverse: every chapter whose prose uses the term (outside
   code, inline code, comments, grader transcripts and its list of sources) is listed there, so a reader of the term
   finds every chapter they meet it in;
-- every page's front matter validates against site_tools/page_meta.schema.json (glossary pages must have it), and
+- every page's front matter validates against opcourse/site/page_meta.schema.json (glossary pages must have it), and
   every term has a hover definition in chapters/glossary/abbreviations.md;
 - what pages say about the course is true (page_claims.py): every chapter named is in mkdocs.yml's nav, no page
   promises a chapter the nav lacks, and hints or reference solutions said to be below, or in every chapter, are.
@@ -19,7 +19,7 @@ catches: each breakage the check exists for (page_claims.PLANTED, and a dangling
   the term, a chapter that uses the term but is not listed, a section out of order, a cited evidence file that does not exist, a front matter field that breaks the
   schema) is planted in a temporary copy of the course and must be reported by name; the dangling link and the
   schema violation must also stop the strict MkDocs build, naming the page and the link or the field.
-publish_refuses: site_tools/publish_check.py and the site command's publish mode (build_site.py --publish) refuse to
+publish_refuses: opcourse/site/publish_check.py and the site command's publish mode (build_site.py --publish) refuse to
   publish today's pages (reviewers pending), exit 1, naming them, building nothing; a page without front matter stops
   the default build; a page whose author and reviewer have signed (in a temporary copy) is no longer named.
 
@@ -32,9 +32,8 @@ import tempfile
 
 from sitelib import COURSE_ROOT, build_site, copy_course, plant
 
-sys.path.insert(0, os.path.join(COURSE_ROOT, "site_tools"))
-import page_meta  # noqa: E402
-from sources import CHECKED, SOURCE_SECTIONS  # noqa: E402  the note every source carries (site_tools/sources.py)
+from opcourse.site import page_meta
+from opcourse.site.sources import CHECKED, SOURCE_SECTIONS  # the note every source carries
 
 SECTIONS = ["Why it matters", "Measured", "Related terms", "Where you meet this", "Sources", "Byline"]
 NOT_TERMS = ("index.md", "abbreviations.md")
@@ -344,7 +343,7 @@ def main_catches():
 
 
 def run_publish_check(root):
-    proc = subprocess.run([sys.executable, os.path.join(COURSE_ROOT, "site_tools", "publish_check.py"), "--root", root],
+    proc = subprocess.run([sys.executable, "-m", "opcourse.site.publish_check", "--root", root], cwd=COURSE_ROOT,
                           capture_output=True, text=True, timeout=120)
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -359,8 +358,8 @@ def main_publish_refuses():
         problems.append("publish_check.py's refusal does not name a pending page and its reason")
     # the site command's publish mode: refused the same way, and nothing built
     with tempfile.TemporaryDirectory() as site:
-        proc = subprocess.run([sys.executable, os.path.join(COURSE_ROOT, "site_tools", "build_site.py"), "--publish",
-                               "--site-dir", site], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run([sys.executable, "-m", "opcourse.site.build_site", "--publish",
+                               "--site-dir", site], cwd=COURSE_ROOT, capture_output=True, text=True, timeout=600)
         out = proc.stdout + proc.stderr
         print(out.splitlines()[0] if out else "")
         if proc.returncode != 1 or "chapters/04_cuda.md: reviewers: pending" not in out \

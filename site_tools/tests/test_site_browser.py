@@ -14,7 +14,6 @@ import functools
 import http.server
 import json
 import os
-import shutil
 import sys
 import threading
 import time

@@ -1,4 +1,4 @@
-"""The site builds with its site command, site_tools/build_site.py (`mkdocs build --strict`: links, anchors and
+"""The site builds with its site command, opcourse/site/build_site.py (`mkdocs build --strict`: links, anchors and
 snippets all resolve; then KaTeX), a chapter that names a code region that does not exist stops the build with a
 message that names it, and so does a diagram too wide to read.
 
@@ -8,7 +8,7 @@ does not name the run's machine, a summary whose figure no longer matches its lo
 older run than the newest that logged it (two pages would show different figures) each stop the build, by name.
 A fenced block the fence extension did not read as one (it would show as raw text) stops it too.
 
-Every external reference is a listed source with the date it was checked and the torch version (site_tools/sources.py),
+Every external reference is a listed source with the date it was checked and the torch version (opcourse/site/sources.py),
 and a link to PyTorch's versioned documentation names the X.Y of the torch it was checked against, today the pinned
 2.14.1 (docs.pytorch.org/docs/2.14/, not /stable/ nor another version).
 
@@ -129,7 +129,7 @@ def test_gpu_evidence():
 def test_sources():
     """External references: a bullet without its checked note, or a prose link the page does not list, stops the
     build by name; a torch pinned newer than the pages' sources were checked against warns without stopping it, and
-    site_tools/sources_due.py lists those pages."""
+    opcourse/site/sources_due.py lists those pages."""
     import subprocess
 
     page = os.path.join("chapters", "01_custom_op.md")
@@ -160,13 +160,13 @@ def test_sources():
         assert status == 0, f"a newer pinned torch must warn, not stop the build (exit {status}):\n{output[-3000:]}"
         assert warning in output and "chapters/01_custom_op.md" in output, \
             f"the build does not warn that the pages' sources predate the pinned torch:\n{output[-3000:]}"
-        due = subprocess.run([sys.executable, os.path.join(tmp, "site_tools", "sources_due.py")], capture_output=True,
+        due = subprocess.run([sys.executable, "-m", "opcourse.site.sources_due"], cwd=tmp, capture_output=True,
                              text=True, timeout=120)
         assert due.returncode == 0 and "chapters/08_profiling.md: due (checked against torch" in due.stdout \
             and "the course pins 2.99.0" in due.stdout, f"sources_due.py does not list the pages due:\n{due.stdout}"
         print("site/sources: a newer pinned torch warns (the build passes) and sources_due.py lists the pages: "
               + due.stdout.strip().splitlines()[-1])
-        due = subprocess.run([sys.executable, os.path.join(COURSE_ROOT, "site_tools", "sources_due.py")],
+        due = subprocess.run([sys.executable, "-m", "opcourse.site.sources_due"], cwd=COURSE_ROOT,
                              capture_output=True, text=True, timeout=120)
         assert due.returncode == 0 and due.stdout.startswith("0 of"), \
             f"today no page should be due (the pinned torch is the one the sources were checked against):\n{due.stdout}"

@@ -13,8 +13,7 @@ import sys
 
 from sitelib import COURSE_ROOT, chapter_files
 
-sys.path.insert(0, os.path.join(COURSE_ROOT, "autograder", "metadata"))
-import course_metadata  # noqa: E402
+from opcourse import metadata as course_metadata
 
 GRADE = re.compile(r"^\$ \./course grade (\S+)\s*$")
 ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(PASS|FAIL|SKIPPED)\s+(\S+)\s")
@@ -148,7 +147,7 @@ def check_fail_sections(chapter, text, known, problems):
                 current = None
             elif m.group(2).strip() not in known[current][0]:
                 problems.append(f"{where}: FAIL {current} shows the title {m.group(2).strip()!r}; the check's title is "
-                                f"{sorted(known[current][0])[0]!r} (site_tools/refresh_transcripts.py rewrites a block "
+                                f"{sorted(known[current][0])[0]!r} (opcourse/site/refresh_transcripts.py rewrites a block "
                                 "under a planted-output marker)")
             continue
         h = HINT.match(line)

@@ -12,7 +12,7 @@ harness (chapter 7, with HARNESS_TARGETS_DIR): the reference harness (solutions/
   the operator under test that copies its result to the CPU (harness_wrong_device.txt: what its failing tests print).
 figures.json gathers the parts, with the machine (GPU, driver, torch, CUDA), for the site to render.
 """
-import ctypes
+import importlib.util
 import json
 import os
 import subprocess
@@ -32,10 +32,22 @@ def machine():
     return {"gpu": name, "driver": driver, "torch": torch.__version__, "cuda": torch.version.cuda}
 
 
+def worker_module(name):
+    """A module of the worker, autograder/worker/ (scripts the sandbox runs, not a package), loaded from its file;
+    groups_profiler imports groups_common by that name, so the worker's modules are registered by theirs."""
+    if name not in sys.modules:
+        if name != "groups_common":
+            worker_module("groups_common")
+        spec = importlib.util.spec_from_file_location(name, ROOT / "autograder" / "worker" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def profile_part(out, library):
     import torch
-    sys.path.insert(0, str(ROOT / "autograder" / "worker"))
-    from groups_profiler import profile_workload
+    profile_workload = worker_module("groups_profiler").profile_workload
 
     torch.ops.load_library(library)
     prof = profile_workload("cuda", seed=0)

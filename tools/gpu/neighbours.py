@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "autograder" / "tests"))
-import planted_cases  # noqa: E402
+from opcourse import planted as planted_cases
 
 PY = os.environ.get("COURSE_PYTHON", sys.executable)
 EX = "04_cuda"
@@ -61,7 +60,7 @@ def expect(cond, what):
 
 def course(*args, env=None):
     start = time.monotonic()
-    r = subprocess.run([PY, str(ROOT / "tools" / "course.py"), *map(str, args)], capture_output=True, text=True,
+    r = subprocess.run([PY, "-m", "opcourse.cli", *map(str, args)], capture_output=True, text=True,
                        env=dict(os.environ, **(env or {})))
     seconds = time.monotonic() - start
     say(f"$ {' '.join(map(str, ('./course',) + args))}{''.join(f' [{k}={v}]' for k, v in (env or {}).items())}"

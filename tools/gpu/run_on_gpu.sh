@@ -29,6 +29,9 @@ export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++  # the image sets CUDAHOSTCXX=/
 echo "image's TORCH_CUDA_ARCH_LIST: '${TORCH_CUDA_ARCH_LIST-<unset>}'; the run uses '7.5+PTX;9.0'" >>"$logs/summary.txt"
 export TORCH_CUDA_ARCH_LIST="7.5+PTX;9.0"
 export COURSE_PYTHON=${COURSE_PYTHON:-python3} COURSE_DEPS_ROOT="$root/.deps" COURSE_OFFLINE=1
+# the scripts below import the package opcourse: run them in this clone's own environment on top of that python (what
+# tools/setup.sh makes for ./course too; ./course finds the python with torch under it)
+COURSE_PYTHON=$("$root/tools/clone_env.sh" "$(command -v "$COURSE_PYTHON")") || exit 1
 export COURSE_BUILD_DIR="$root/build-gpu" PYTHONUNBUFFERED=1 COURSE_TEST_JOBS=${COURSE_TEST_JOBS:-8}
 
 step() {  # step NAME COMMAND...: runs it, logs it, records its exit status, tabulates the planted verdicts
@@ -119,5 +122,5 @@ else
   echo "bubblewrap (carried) does not work here: $(cat "$logs/bwrap-probe.txt")" | tee -a "$logs/summary.txt"
 fi
 # The run's machine-readable summary (the machine; every reference's rows; the planted cases' verdicts with and
-# without the GPU): what the site renders GPU figures from (site_tools/gpu_evidence.py)
-"$COURSE_PYTHON" "$root/site_tools/gpu_evidence.py" "$logs" || echo "gpu_evidence: no summary.json" >&2
+# without the GPU): what the site renders GPU figures from (opcourse/site/gpu_evidence.py)
+"$COURSE_PYTHON" -m opcourse.site.gpu_evidence "$logs" || echo "gpu_evidence: no summary.json" >&2

@@ -7,12 +7,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 logs=${1:?usage: time_hang.sh LOG_DIR}
 build=${COURSE_BUILD_DIR:-$root/build}
 work=$(mktemp -d)
-"${COURSE_PYTHON:-python3}" - "$root" "$work" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1] + "/autograder/tests")
-import planted_cases
-print(planted_cases.materialize(sys.argv[1], sys.argv[1] + "/autograder/planted/04_cuda/kernel_never_ends", sys.argv[2]))
-PY
+# COURSE_PYTHON: the clone's own environment, which imports opcourse (run_on_gpu.sh sets it)
+"${COURSE_PYTHON:-python3}" -c 'import sys; from opcourse import planted; print(planted.materialize(*sys.argv[1:]))' \
+  "$root" "$root/autograder/planted/04_cuda/kernel_never_ends" "$work"
 for what in reference never_ends; do
   sub=$root/solutions/04_cuda
   [ "$what" = never_ends ] && sub=$work/submission

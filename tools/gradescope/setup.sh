@@ -24,7 +24,10 @@ prebuilt=()
 [ -f "$src/operators/operators.json" ] && prebuilt=(-DCOURSE_PREBUILT_OPERATORS="$src/operators")
 # an image without the CUDA toolkit (COURSE_CUDA=off): the judge SKIPS the rows that need it, saying why
 [ "${COURSE_CUDA:-on}" = off ] && prebuilt+=(-DCOURSE_WITH_CUDA=OFF)
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOURSE_PYTHON="$COURSE_PYTHON" -DCOURSE_BUILD_LIBRARIES=OFF \
+# COURSE_PYTHON: the folder's own environment with opcourse (tools/clone_env.sh); the worker runs on the python with
+# torch under it, COURSE_TORCH_PYTHON (the sandbox mounts that one)
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOURSE_PYTHON="$COURSE_PYTHON" \
+  -DCOURSE_WORKER_PYTHON="$COURSE_TORCH_PYTHON" -DCOURSE_BUILD_LIBRARIES=OFF \
   "${prebuilt[@]+"${prebuilt[@]}"}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "setup.sh: CMake configuration failed" >&2; exit 1; }
 cmake --build "$build" --target grader >"$build/build.log" 2>&1 ||

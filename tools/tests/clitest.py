@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of the course's commands (tools/course.py, the package tools/course_cli/)."""
+"""Helpers shared by the tests of the course's commands (`python -m opcourse.cli`, the package opcourse/cli/), imported
+by the tests beside it (a script's own folder is where Python looks first)."""
 import os
 import shutil
 import subprocess
@@ -6,33 +7,28 @@ import sys
 import tempfile
 from pathlib import Path
 
+from opcourse import metadata as course_metadata
+
 SOURCE = Path(__file__).resolve().parents[2]
-CLI = SOURCE / "tools" / "course.py"
+CLI = ["-m", "opcourse.cli"]  # after the python: the commands of the clone whose environment runs the tests
 
 
 def run(args, env=None, cwd=None, timeout=900, input=None):
-    r = subprocess.run([sys.executable, str(CLI)] + list(args), env=env, cwd=cwd, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, *CLI] + list(args), env=env, cwd=cwd, capture_output=True, text=True,
                        timeout=timeout, input=input)
     out = r.stdout + r.stderr
-    print(f"$ course.py {' '.join(map(str, args))}  -> {r.returncode}\n{out}")
+    print(f"$ course {' '.join(map(str, args))}  -> {r.returncode}\n{out}")
     return r.returncode, out
-
-
-def _course_metadata():
-    if str(SOURCE / "autograder" / "metadata") not in sys.path:
-        sys.path.insert(0, str(SOURCE / "autograder" / "metadata"))
-    import course_metadata
-    return course_metadata
 
 
 def metadata(exercise: str) -> dict:
     """An exercise's metadata, its checks resolved (the one source of its checks and points)."""
-    return _course_metadata().load(exercise)
+    return course_metadata.load(exercise)
 
 
 def max_points(exercise: str) -> int:
     """An exercise's full marks, from its metadata."""
-    return int(_course_metadata().max_points(metadata(exercise)))
+    return int(course_metadata.max_points(metadata(exercise)))
 
 
 def expect(cond, msg):

@@ -3,13 +3,10 @@ operators hog the host's memory and fill /tmp gets exactly the rows and score it
 (The GPU side, neighbours that take the GPU's memory, is shown by the GPU evidence: GPU runs take turns.)"""
 import json
 import shutil
-import sys
-from pathlib import Path
 
 from clitest import SOURCE, expect, run, temp_dir
 
-sys.path.insert(0, str(SOURCE / "autograder" / "tests"))
-import planted_cases  # noqa: E402
+from opcourse import planted as planted_cases
 
 HOG = '''
 #include <sys/mman.h>

@@ -2,12 +2,10 @@
 batch: every score equals the one its case says, the throughput is reported; and the comparison itself catches a
 score that differs."""
 import shutil
-import sys
 
-from clitest import SOURCE, expect, run, temp_dir
+from clitest import expect, run, temp_dir
 
-sys.path.insert(0, str(SOURCE / "tools"))
-from course_cli.synthetic import verdict_problems  # noqa: E402
+from opcourse.cli.synthetic import verdict_problems
 
 # the checker is not blind: a reference graded with one row failed, or with the wrong total, is reported
 ok = {"student": "s", "exercise": "02_schema", "submission": "reference of 02_schema", "fail": []}

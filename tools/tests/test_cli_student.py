@@ -5,7 +5,6 @@ import os
 import shutil
 import sys
 import time
-from pathlib import Path
 
 from clitest import course_copy, env_for, expect, judge_row, judge_rows, run, temp_dir
 

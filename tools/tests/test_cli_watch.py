@@ -18,7 +18,7 @@ try:
     shutil.copytree(SOURCE / "solutions" / "02_schema", sub)
     import os
     env = dict(os.environ, COURSE_BUILD_DIR=str(build))
-    argv = [sys.executable, str(CLI), "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
+    argv = [sys.executable, *CLI, "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
             "--interval", "0.2", "--once-after-change"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(2)
@@ -40,7 +40,7 @@ try:
     expect((tmp / "grade" / "rows.json").is_file(), "the grade lands in --out")
 
     # --max-iterations bounds a watch that grades at start
-    argv = [sys.executable, str(CLI), "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade2"),
+    argv = [sys.executable, *CLI, "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade2"),
             "--max-iterations", "1"]
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     print(r.stdout + r.stderr)
@@ -48,7 +48,7 @@ try:
 
     # a save that breaks the build: what watch prints for it leads with the first compiler error (file:line:column)
     lines = (sub / "mm16_schema.cpp").read_text().count("\n")
-    argv = [sys.executable, str(CLI), "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
+    argv = [sys.executable, *CLI, "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
             "--interval", "0.2", "--once-after-change"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(2)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from clitest import expect, run, temp_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from course_cli import spreadsheet  # noqa: E402
+from opcourse.cli import spreadsheet
 
 NAMES = ['=HYPERLINK("x.example","click")', "=1+2", "+1+2", "-2+3", "@SUM(A1:A2)", "\tcmd", "\rcmd", "plain"]
 

@@ -11,10 +11,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from clitest import SOURCE, expect, max_points, metadata, run, temp_dir
+from clitest import SOURCE, expect, max_points, metadata, run
 
-sys.path.insert(0, str(SOURCE / "tools"))
-from course_cli.gradescope import unpack_zip  # noqa: E402
+from opcourse.cli.gradescope import unpack_zip
 
 EXERCISES = sorted(p.name for p in (SOURCE / "exercises").iterdir() if (p / "exercise.json").is_file())
 

@@ -45,7 +45,7 @@ def gone(pid):
 
 def judge_mid_grade(tmp, name, before):
     """Starts `./course grade 01` and returns (the command, its judge's cgroup folder) once a worker runs in it."""
-    grade = subprocess.Popen([sys.executable, str(CLI), "grade", "01_custom_op",
+    grade = subprocess.Popen([sys.executable, *CLI, "grade", "01_custom_op",
                               str(SOURCE / "solutions" / "01_custom_op"), "--out", str(tmp / name), "--no-color"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 600

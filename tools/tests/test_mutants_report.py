@@ -13,9 +13,8 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(SOURCE / "tools"))
-from course_cli import mutants  # noqa: E402
-from course_cli.reports import Report, Row  # noqa: E402
+from opcourse.mutation import mutants
+from opcourse.reports import Report, Row
 
 failures: list[str] = []
 
@@ -41,7 +40,7 @@ expect(mutants.judged_beside_reference(other, {"guard.cuda"})["status"] == "not 
 # --budget: spent before the first mutant (02 has three, judged on CPU), every one 'not run', the reports written
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, COURSE_BUILD_DIR=sys.argv[1])
-    r = subprocess.run([sys.executable, str(SOURCE / "tools" / "course.py"), "mutants", "02", "--no-baseline",
+    r = subprocess.run([sys.executable, "-m", "opcourse.cli", "mutants", "02", "--no-baseline",
                         "--budget", "0.000001", "--out", tmp, "--jobs", "1"], capture_output=True, text=True,
                        env=env, timeout=600)
     out = r.stdout + r.stderr

@@ -1,4 +1,4 @@
-"""ctest mutants/generator: the mutant generator (tools/course_cli/mutate.py) on small sources and on every reference
+"""ctest mutants/generator: the mutant generator (opcourse/mutation/mutate.py) on small sources and on every reference
 solution: comments, strings, docstrings, preprocessor lines and TORCH_CHECK messages are never edited; each mutant is
 a planted-case patch that applies exactly once and makes the text its id names; the operators make what they say."""
 import collections
@@ -9,10 +9,8 @@ import tokenize
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(SOURCE / "tools"))
-sys.path.insert(0, str(SOURCE / "autograder" / "tests"))
-import planted_cases  # noqa: E402
-from course_cli import mutate  # noqa: E402
+from opcourse import planted as planted_cases
+from opcourse.mutation import mutate
 
 failures: list[str] = []
 

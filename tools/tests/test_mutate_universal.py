@@ -1,4 +1,4 @@
-"""ctest mutants/universalmutator: the second generator (tools/course_cli/mutate_universal.py).
+"""ctest mutants/universalmutator: the second generator (opcourse/mutation/mutate_universal.py).
 
 1. With a stand-in for universalmutator's `mutate` (no network): of the files it writes, an edit of a comment, a string
    literal, a TORCH_CHECK message argument or a preprocessor line is dropped, as are one that gives the reference's
@@ -8,7 +8,6 @@
    solution's mutants keep those properties, and none edits a string literal. Without PyPI (the install fails) this
    part is SKIPPED (exit 77) with the reason, never passed."""
 import collections
-import os
 import stat
 import subprocess
 import sys
@@ -16,10 +15,8 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(SOURCE / "tools"))
-sys.path.insert(0, str(SOURCE / "autograder" / "tests"))
-import planted_cases  # noqa: E402
-from course_cli import mutate, mutate_universal  # noqa: E402
+from opcourse import planted as planted_cases
+from opcourse.mutation import mutate, mutate_universal
 
 failures: list[str] = []
 
@@ -117,8 +114,7 @@ importlib.reload(mutate_universal)  # the real mutate_command again
 try:
     exe = mutate_universal.tool_dir() / "bin" / "mutate"
     if not exe.is_file():
-        r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "from course_cli import mutate_universal as m; m.mutate_command()", str(SOURCE / "tools")],
+        r = subprocess.run([sys.executable, "-c", "from opcourse.mutation import mutate_universal as m; m.mutate_command()"],
                            capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             print(f"SKIPPED: universalmutator could not be installed here: {(r.stderr or r.stdout).strip()[-300:]}")

@@ -106,6 +106,6 @@ expect(r.returncode == 1 and by_status(rows, "FAIL") == toolkit_rows("09_portabi
        "--require-cuda: every row that needs the toolkit FAILs (not graded, counted as failed)")
 
 # 3. doctor says what the toolkit would add
-r = hidden([sys.executable, "tools/course.py", "doctor"], timeout=300, COURSE_CUDA="off")
+r = hidden([sys.executable, "-m", "opcourse.cli", "doctor"], timeout=300, COURSE_CUDA="off")
 expect("the toolkit would add" in r.stdout + r.stderr, "doctor says what the CUDA toolkit would add")
 print("ok: the course without a CUDA toolkit")

@@ -1,5 +1,5 @@
 """ctest cli/reports: the judge's reports against their schemas (autograder/schemas/) through the one reader,
-tools/course_cli/reports.py, and what the commands do with one that does not match; the progress line from phase.json.
+opcourse/reports.py, and what the commands do with one that does not match; the progress line from phase.json.
 
 1. Real grades of 02_schema by the judge: the reference solution (and every rows.json it wrote while it ran: the
    progress form), the stub, a build error, a judge that crashed (--test-fault); Gradescope's results.json of each,
@@ -24,8 +24,7 @@ from pathlib import Path
 
 from clitest import CLI, SOURCE, expect, max_points, temp_dir
 
-sys.path.insert(0, str(SOURCE / "tools"))
-from course_cli import reports  # noqa: E402
+from opcourse import reports
 
 EX = "02_schema"
 build = Path(sys.argv[1])
@@ -114,7 +113,7 @@ try:
     gs = tmp / "gradescope"
     shutil.copytree(SOURCE / "solutions" / EX, gs / "submission")
     r = subprocess.run(
-        [sys.executable, str(CLI), "gradescope-run"],
+        [sys.executable, *CLI, "gradescope-run"],
         env=dict(env, GRADESCOPE_ROOT=str(gs)),
         capture_output=True,
         text=True,
@@ -181,7 +180,7 @@ try:
     for name, (_, message) in cases.items():
         shutil.copy(folders[name] / "rows.json", state / "grades" / EX / "rows.json")
         r = subprocess.run(
-            [sys.executable, str(CLI), "list"],
+            [sys.executable, *CLI, "list"],
             env=dict(env, COURSE_STATE_DIR=str(state)),
             capture_output=True,
             text=True,
@@ -213,7 +212,7 @@ try:
     out = tmp / "fake_grade"
     out.mkdir()
     r = subprocess.run(
-        [sys.executable, str(CLI), "grade", EX, "--out", str(out)],
+        [sys.executable, *CLI, "grade", EX, "--out", str(out)],
         env=dict(env, COURSE_JUDGE=str(fake)),
         capture_output=True,
         text=True,
@@ -257,7 +256,7 @@ try:
     sub = tmp / "phase_sub"
     shutil.copytree(SOURCE / "solutions" / EX, sub)
     r = subprocess.run(
-        [sys.executable, str(CLI), "watch", EX, "--dir", str(sub), "--out", str(out), "--max-iterations", "1"],
+        [sys.executable, *CLI, "watch", EX, "--dir", str(sub), "--out", str(out), "--max-iterations", "1"],
         env=dict(env, COURSE_JUDGE=str(fake)),
         capture_output=True,
         text=True,
