@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "machine_faults.hpp"
 #include "process.hpp"
 #include "safetensors.hpp"
 
@@ -110,6 +111,8 @@ struct NotRun : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct RunPlan;  // session_internal.hpp
+
 class Session {
  public:
   static Session& get();
@@ -169,6 +172,18 @@ class Session {
                                const std::string& variant);
   bool run_on_server(GroupResult& g, const fs::path& dir, double timeout_s,
                      const std::map<std::string, std::string>& env);
+  // The phases of one worker run (worker_run.cpp, worker_answer.cpp). `alone`: the retry after a sign of the
+  // machine's fault (`sign`); before_retry: the GPU's memory it saw with the GPU turn held.
+  RunPlan plan_run(const std::string& name, const json& args, const std::map<std::string, Tensor>& inputs,
+                   const std::string& variant, const BuildResult& b) const;
+  void attempt_run(GroupResult& g, const RunPlan& plan, bool alone, MachineFault sign, GpuMemory& before_retry);
+  bool server_can_serve(const RunPlan& plan) const;
+  bool run_served(GroupResult& g, const RunPlan& plan, const fs::path& dir, const std::string& nonce);
+  void record_worker_time(const RunPlan& plan, std::chrono::steady_clock::time_point step, const json& answer,
+                          bool served);
+  void validate_answer(GroupResult& g, const RunPlan& plan, const json& answer, const std::string& unreadable);
+  void account_run(GroupResult& g);
+  void retry_alone(GroupResult& g, const RunPlan& plan, MachineFault sign);
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string gpu_stopped_;  // why later GPU runs are not started (an earlier one timed out)
 };

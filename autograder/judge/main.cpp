@@ -1,5 +1,5 @@
 // The judge: decides every verdict of a grading run. It never links or loads the submission: a worker process
-// does that and returns raw data (grading.cpp), and the checks (checks/*.cpp, doctest test cases) judge it here.
+// does that and returns raw data (worker_run.cpp), and the checks (checks/*.cpp, doctest test cases) judge it here.
 //
 // Whatever fails inside the judge itself (a segfault, abort(), std::terminate, a stack overflow in a check), the
 // reports are still written: the checks run in a child process, which rewrites rows.json after every row
