@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "diagnostics.hpp"
+#include "phase.hpp"
 #include "sandbox.hpp"
 #include "session_internal.hpp"
 #include "submission_files.hpp"
@@ -157,7 +158,8 @@ bool compile_sources(Session& s, BuildResult& b, BuildSteps& steps, const std::s
                      std::vector<std::string>& objects, bool& has_cuda) {
   const Exercise& ex = s.exercise;
   std::string arch = variant == "ptx" ? "75-virtual" : steps.tc.value("cuda_architectures", "75;90-real");
-  for (auto& src : ex.sources) {
+  for (std::size_t i = 0; i < ex.sources.size(); ++i) {
+    const std::string& src = ex.sources[i];
     fs::path in = steps.dir / "src" / src, obj = steps.dir / (src + ".o");
     if (in.extension() == ".py") continue;  // Python sources are imported by the worker, never compiled
     if (!s.toolkit_available() &&
@@ -166,6 +168,9 @@ bool compile_sources(Session& s, BuildResult& b, BuildSteps& steps, const std::s
       continue;
     }
     has_cuda = has_cuda || in.extension() == ".cu";
+    if (variant == "default")
+      write_phase(s.cfg.out_dir, "compiling",
+                  "compiling " + src + " (" + std::to_string(i + 1) + "/" + std::to_string(ex.sources.size()) + ")");
     std::vector<std::string> argv = compile_argv(steps, in, obj, arch);
     ProcessSpec spec{argv, steps.env, steps.dir.string(), s.cfg.build_timeout_s, 256 * 1024, /*compiler=*/true};
     auto step = std::chrono::steady_clock::now();
@@ -204,6 +209,7 @@ bool link_library(Session& s, BuildResult& b, BuildSteps& steps, const std::stri
   // function that uses it, rather than as a mangled "undefined symbol" when the worker loads the library; a C one
   // is left to the loader (diagnostics.hpp, undefined_cxx_references).
   link.insert(link.end(), {"-Wl,-z,defs", "-Wl,--warn-unresolved-symbols"});
+  if (variant == "default") write_phase(s.cfg.out_dir, "linking", "linking " + lib);
   auto step = std::chrono::steady_clock::now();
   auto r = Sandbox::get().run(ProcessSpec{link, steps.env, steps.dir.string(), s.cfg.build_timeout_s, 256 * 1024, true},
                               steps.dir);
@@ -222,6 +228,7 @@ bool link_library(Session& s, BuildResult& b, BuildSteps& steps, const std::stri
     b.log = tail_lines(b.log, 40);
     return false;
   }
+  if (variant == "default") write_phase(s.cfg.out_dir, "checks", "linked; starting the checks");
   return true;
 }
 

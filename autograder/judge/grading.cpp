@@ -22,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "phase.hpp"
 #include "sandbox.hpp"
 #include "session_internal.hpp"
 
@@ -136,6 +137,7 @@ void Session::init(Config c) {
   }
   fs::create_directories(cfg.work_dir);
   Sandbox::get().configure(toolchain, cfg.course_root, cfg.work_dir);
+  write_phase(cfg.out_dir, "starting", "starting");
 }
 
 // Empties a run's folder of what was written there, but for what a student or an instructor reads to debug: small
@@ -193,6 +195,7 @@ void Session::finish() {
   if (removed_bytes > (4ull << 20))
     cleanup_note = "removed " + mib_text(removed_bytes) + " that the worker runs wrote to their folders (what the "
                    "submission wrote there; the reports, the build logs and the workers' answers are kept)";
+  write_phase(cfg.out_dir, "done", "done");
 }
 
 void Session::start_cuda_probe() {

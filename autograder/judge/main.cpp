@@ -22,6 +22,7 @@
 #include <iostream>
 
 #include "grading.hpp"
+#include "phase.hpp"
 #include "report.hpp"
 #include "sandbox.hpp"
 
@@ -220,5 +221,6 @@ int main(int argc, char** argv) {
     extra["judge_peak_rss_mb"] = progress["judge_peak_rss_mb"];  // the checking process's, as it last recorded
   std::cerr << "judge: " << session.grader_crash << "\n";
   write_reports(session, rows, seconds(), color, extra);
+  write_phase(session.cfg.out_dir, "done", "done");
   return 1;
 }

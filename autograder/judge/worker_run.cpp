@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "phase.hpp"
 #include "sandbox.hpp"
 #include "session_internal.hpp"
 
@@ -196,6 +197,7 @@ void Session::attempt_run(GroupResult& g, const RunPlan& p, bool alone, MachineF
   const fs::path dir = cfg.work_dir / ("run-" + random_token(8) + "-" + p.name);
   const std::string nonce = random_token(16);
   g.nonce = nonce;
+  write_phase(cfg.out_dir, "checks", "running checks (" + p.name + ")");
   auto step = std::chrono::steady_clock::now();
   const bool served = !alone && server_can_serve(p) && run_served(g, p, dir, nonce);
   // GPU work of every grade on this machine takes turns (a batch's, a watch's, the test suite's): a neighbour that

@@ -24,6 +24,7 @@
 #include "../judge/json.hpp"
 #include "../judge/machine_faults.hpp"
 #include "../judge/memory_cgroup.hpp"
+#include "../judge/phase.hpp"
 #include "../judge/process.hpp"
 #include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
@@ -735,4 +736,27 @@ TEST_CASE("memory cgroups: a killed judge's are removed by the next one; a live 
   CHECK(::kill(child, 0) == 0);  // what kill() alone would have called alive
   waitpid(child, nullptr, 0);
   CHECK(process_alive(getpid()));
+}
+
+TEST_CASE("phase.json: the judge says where a grade is, atomically") {
+  const fs::path out = temp_path("_phase");
+  fs::remove_all(out);
+  fs::create_directories(out);
+  auto phase = [&] { return read_json_bounded(out / "phase.json"); };
+  write_phase(out, "compiling", "compiling mm16_cpu.cpp (1/3)");
+  CHECK(phase() == json{{"phase", "compiling"}, {"text", "compiling mm16_cpu.cpp (1/3)"}});
+  CHECK_FALSE(fs::exists(out / "phase.json.tmp"));  // renamed over phase.json, never left beside it
+  write_phase(out, "checks", "running checks (mm16)");
+  CHECK(phase()["text"] == "running checks (mm16)");
+  // the session's end writes "done" (Session::finish, whatever ran before it)
+  auto& s = Session::get();
+  const Config saved = s.cfg;
+  s.cfg.out_dir = out;
+  s.cfg.work_dir = out / "work";
+  s.finish();
+  s.cfg = saved;
+  CHECK(phase() == json{{"phase", "done"}, {"text", "done"}});
+  write_phase(out / "missing", "done", "done");  // no folder: nothing written, nothing thrown
+  CHECK_FALSE(fs::exists(out / "missing"));
+  fs::remove_all(out);
 }
