@@ -407,7 +407,7 @@ Plan build_threads() {
 
 // --- mm16_protocol.json: what each probe's answer may hold ---------------------------------------------------------
 const json& protocol() {
-  static json p = read_json_bounded(Session::get().cfg.course_root / "autograder" / "worker" / "mm16_protocol.json");
+  static json p = read_json_bounded(Session::get().cfg.course_root / "autograder" / "schemas" / "worker" / "mm16_protocol.json");
   return p;
 }
 

@@ -139,6 +139,9 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
   add_tree_of(tc.value("cxx", ""), 2);
   add_tree_of(tc.value("cuobjdump", ""), 2);  // reads libraries built from submissions
   add_tree_of(tc.value("worker", ""), 1);
+  // the declarations the worker holds its answers to (autograder/schemas/worker/, beside the worker's own folder)
+  if (std::string worker = tc.value("worker", ""); !worker.empty())
+    add_tree_of((fs::path(worker).parent_path().parent_path() / "schemas" / "worker").string(), 0);
   add_tree_of(tc.value("pch_include", ""), 1);  // the precompiled torch headers submissions compile with
   for (const char* key : {"include_dirs", "link_dirs"})
     if (tc.contains(key))

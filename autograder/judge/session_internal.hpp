@@ -39,5 +39,9 @@ struct RunPlan {
 // The worker's answer (response.json), read once and bounded; null when there is none, and `unreadable` says why
 // when it could not be parsed (" (...)"). Trusted only after Session::validate_answer.
 json read_answer(const fs::path& response, std::string& unreadable);
+// Where a worker's answer (nonce and group already checked) breaks the declaration of its envelope
+// (autograder/schemas/worker/response.schema.json) or, when it says "ok", of its group's report (GROUP.schema.json):
+// the failure line naming the file and the first mismatch; "" when it matches.
+std::string answer_mismatch(const fs::path& course_root, const std::string& group, const json& answer);
 
 }  // namespace judge

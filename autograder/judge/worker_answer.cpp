@@ -1,8 +1,11 @@
 // A worker run's answer, read and validated before anything in it is trusted (Session::validate_answer): how the
 // run ended (a timeout, a bound of the sandbox, a crash before or after answering), the answer's nonce and group,
-// its status and the tensors it returned. Evidence files a run wrote are trusted only as the worker announced them.
+// its status, its shape against the group's declaration (autograder/schemas/worker/) and the tensors it returned.
+// Evidence files a run wrote are trusted only as the worker announced them.
+#include <map>
 #include <utility>
 
+#include "json_schema.hpp"
 #include "sandbox.hpp"
 #include "session_internal.hpp"
 #include "sha256.hpp"
@@ -29,7 +32,33 @@ std::string ending_failure(const ProcessResult& p) {
   return "";
 }
 
+// A schema file of the course, read once per grade.
+const json& schema_file(const fs::path& path) {
+  static std::map<fs::path, json> read;
+  auto found = read.find(path);
+  if (found == read.end()) found = read.emplace(path, read_json_bounded(path)).first;
+  return found->second;
+}
+
 }  // namespace
+
+std::string answer_mismatch(const fs::path& course_root, const std::string& group, const json& answer) {
+  const fs::path folder = fs::path("autograder") / "schemas" / "worker";
+  const fs::path envelope_file = folder / "response.schema.json", report_file = folder / (group + ".schema.json");
+  auto mismatch = [&](const fs::path& file, const std::string& why) {
+    return "the worker's answer does not match " + file.string() + ": " + why + "; nothing from it is trusted";
+  };
+  const json& envelope = schema_file(course_root / envelope_file);
+  if (std::string why = schema_mismatch(envelope, answer); !why.empty()) return mismatch(envelope_file, why);
+  if (answer["status"] != "ok") return "";  // an error answer carries no report
+  if (!fs::exists(course_root / report_file))
+    return mismatch(report_file, "the judge has no declaration of the group '" + group + "'");
+  json report = answer;  // what the group added to the envelope (worker.py: response.update(report))
+  for (auto& [key, _] : envelope.at("properties").items()) report.erase(key);
+  if (std::string why = schema_mismatch(schema_file(course_root / report_file), report); !why.empty())
+    return mismatch(report_file, why);
+  return "";
+}
 
 json read_answer(const fs::path& response, std::string& unreadable) {
   json r;
@@ -83,6 +112,7 @@ void Session::validate_answer(GroupResult& g, const RunPlan& p, const json& r, c
     g.failure = "the process that loaded your library " + proc.describe() + " after answering" + output_tail(proc);
     return;
   }
+  if (g.failure = answer_mismatch(cfg.course_root, p.name, r); !g.failure.empty()) return;
   if (!r.contains("status") || r["status"] != "ok") {
     std::string error =
         r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : "(no reason given)";
