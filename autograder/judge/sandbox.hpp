@@ -135,6 +135,15 @@ class Sandbox {
                                    bool as_init = false) const;
   std::map<std::string, std::string> environment(const std::map<std::string, std::string>& requested,
                                                  const std::filesystem::path& scratch) const;
+  // The steps of configure() (sandbox_setup.cpp), each returning what the reports say of it when it is off.
+  std::string mount_toolchain(const nlohmann::json& tc);
+  std::string start_bubblewrap(const nlohmann::json& tc);
+  std::string choose_uid(const nlohmann::json& tc, const std::filesystem::path& work_dir, bool root);
+  std::string set_limits(bool root);
+  void list_protections(const std::string& refused, const std::string& bwrap_reason, const std::string& uid_reason,
+                        const std::string& cgroup_reason, bool root);
+  // True when `p` is inside `dir` (or is it), lexically.
+  static bool inside(const std::filesystem::path& p, const std::filesystem::path& dir);
   void sweep_uid(int uid = -1) const;
   void empty_keyrings_of(int uid) const;
 };

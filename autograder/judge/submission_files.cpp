@@ -71,6 +71,46 @@ bool plain_name(const std::string& n) {
   return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos && n.find('\0') == std::string::npos;
 }
 
+// Why the submission folder could not be opened (errno `e`), in words.
+std::string unopened_folder(const std::string& where, int e) {
+  struct stat st {};
+  if (lstat(where.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    return "the submission folder " + where + " is a symbolic link: grade the folder itself, not a link to it";
+  if (e == ENOENT) return "the submission folder " + where + " does not exist";
+  if (e == ENOTDIR) return "the submission " + where + " is not a folder";
+  return "cannot read the submission folder " + where + ": " + std::strerror(e);
+}
+
+// The optional files the folder holds (not the required ones), listed without reading more than the limit's
+// entries; why the folder could not be listed, or "".
+std::string list_optional(int dir_fd, const std::string& where, const std::vector<std::string>& required,
+                          const std::function<bool(const std::string&)>& optional, const SubmissionLimits& limits,
+                          std::vector<std::string>& extra) {
+  int listing_fd = dup(dir_fd);
+  DIR* d = listing_fd >= 0 ? fdopendir(listing_fd) : nullptr;
+  if (!d) {
+    if (listing_fd >= 0) close(listing_fd);
+    return "cannot list the submission folder " + where + ": " + std::strerror(errno);
+  }
+  std::size_t seen = 0;
+  bool too_many = false;
+  while (struct dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (++seen > limits.max_entries) {
+      too_many = true;
+      break;
+    }
+    if (std::find(required.begin(), required.end(), name) != required.end() || !optional(name)) continue;
+    extra.push_back(name);
+  }
+  closedir(d);
+  if (too_many)
+    return "the submission folder " + where + " holds more than " + std::to_string(limits.max_entries) +
+           " entries: submit the exercise's files only";
+  return "";
+}
+
 }  // namespace
 
 SubmissionRead read_submission(const std::filesystem::path& folder, const std::vector<std::string>& required,
@@ -80,16 +120,7 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   const std::string where = folder.string();
   Fd dir(open(where.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.fd < 0) {
-    int e = errno;
-    struct stat st {};
-    if (lstat(where.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-      r.failure = "the submission folder " + where + " is a symbolic link: grade the folder itself, not a link to it";
-    else if (e == ENOENT)
-      r.failure = "the submission folder " + where + " does not exist";
-    else if (e == ENOTDIR)
-      r.failure = "the submission " + where + " is not a folder";
-    else
-      r.failure = "cannot read the submission folder " + where + ": " + std::strerror(e);
+    r.failure = unopened_folder(where, errno);
     return r;
   }
   std::size_t total = 0;
@@ -118,30 +149,9 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   }
   // The optional files: list the folder (bounded), then take them in name order, so a grade does not depend on the
   // order the file system lists them in.
-  int listing_fd = dup(dir.fd);
-  DIR* d = listing_fd >= 0 ? fdopendir(listing_fd) : nullptr;
-  if (!d) {
-    if (listing_fd >= 0) close(listing_fd);
-    r.failure = "cannot list the submission folder " + where + ": " + std::strerror(errno);
-    return r;
-  }
   std::vector<std::string> extra;
-  std::size_t seen = 0;
-  bool too_many = false;
-  while (struct dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    if (++seen > limits.max_entries) {
-      too_many = true;
-      break;
-    }
-    if (std::find(required.begin(), required.end(), name) != required.end() || !optional(name)) continue;
-    extra.push_back(name);
-  }
-  closedir(d);
-  if (too_many) {
-    r.failure = "the submission folder " + where + " holds more than " + std::to_string(limits.max_entries) +
-                " entries: submit the exercise's files only";
+  if (std::string why = list_optional(dir.fd, where, required, optional, limits, extra); !why.empty()) {
+    r.failure = why;
     return r;
   }
   if (extra.size() > limits.max_extra_files) {
