@@ -55,6 +55,35 @@ uint16_t float_to_half(float f) {
   return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(m - 1024);
 }
 
+namespace {
+
+// One stored value of `dtype` (a dtype element_size() accepted) at `q`, as a double.
+double decode_value(const std::string& dtype, const unsigned char* q) {
+  if (dtype == "F16") {
+    uint16_t h;
+    std::memcpy(&h, q, 2);
+    return half_to_float(h);
+  }
+  if (dtype == "F32") {
+    float f;
+    std::memcpy(&f, q, 4);
+    return f;
+  }
+  if (dtype == "F64") {
+    double d;
+    std::memcpy(&d, q, 8);
+    return d;
+  }
+  if (dtype == "I64") {
+    int64_t v;
+    std::memcpy(&v, q, 8);
+    return static_cast<double>(v);
+  }
+  return *q ? 1.0 : 0.0;
+}
+
+}  // namespace
+
 std::map<std::string, Tensor> read_safetensors(const std::string& path, std::size_t max_bytes, std::size_t max_values) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw FormatError("cannot open " + path);
@@ -115,14 +144,7 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path, std::siz
     if (e > b) ranges.push_back({b, e});
     const unsigned char* p = data.data() + b;
     t.values.resize(static_cast<std::size_t>(numel));
-    for (int64_t i = 0; i < numel; ++i) {
-      const unsigned char* q = p + i * es;
-      if (t.dtype == "F16") { uint16_t h; std::memcpy(&h, q, 2); t.values[i] = half_to_float(h); }
-      else if (t.dtype == "F32") { float f; std::memcpy(&f, q, 4); t.values[i] = f; }
-      else if (t.dtype == "F64") { double d; std::memcpy(&d, q, 8); t.values[i] = d; }
-      else if (t.dtype == "I64") { int64_t v; std::memcpy(&v, q, 8); t.values[i] = static_cast<double>(v); }
-      else t.values[i] = *q ? 1.0 : 0.0;
-    }
+    for (int64_t i = 0; i < numel; ++i) t.values[i] = decode_value(t.dtype, p + i * es);
     out.emplace(name, std::move(t));
   }
   std::sort(ranges.begin(), ranges.end());
