@@ -70,8 +70,10 @@ void use_own_cache(BuildSteps& steps, const fs::path& submission) {
   steps.own_cache = fs::path(base) / "submissions" / key;
   std::error_code mk;
   fs::create_directories(steps.own_cache, mk);
-  if (mk) steps.own_cache.clear();
-  else steps.env["CCACHE_DIR"] = steps.own_cache.string();
+  if (mk)
+    steps.own_cache.clear();
+  else
+    steps.env["CCACHE_DIR"] = steps.own_cache.string();
   // Two judges grading the same folder at once (a class batch and a student's watch, or the test suite) would hand
   // the cache to two sandbox uids in turn, and one compiler would find its folders owned by the other: builds of one
   // submission take turns. The lock file sits beside the cache, outside what the sandbox mounts.
@@ -147,10 +149,10 @@ std::string compile_failure(const std::string& src, const ProcessResult& r) {
                            "PCH allocation failure", "Cannot allocate memory", "out of memory"})
     no_memory = no_memory || said.find(says) != std::string::npos;
   return "compiling " + src + " failed (the compiler " + r.describe() + ")" +
-         (no_memory ? ": it ran out of the memory a compile may use (" +
-                          std::to_string(Sandbox::get().compile_memory_mb()) +
-                          " MiB of address space; an instructor sets COURSE_SANDBOX_COMPILE_MEMORY_MB)"
-                    : "");
+         (no_memory
+              ? ": it ran out of the memory a compile may use (" + std::to_string(Sandbox::get().compile_memory_mb()) +
+                    " MiB of address space; an instructor sets COURSE_SANDBOX_COMPILE_MEMORY_MB)"
+              : "");
 }
 
 // Compiles every source the build takes into objects; false when one failed (b says why). has_cuda: one was a .cu.

@@ -40,9 +40,17 @@ bool is_error_kind(const std::string& k) {
 
 // "KIND: message" (g++) or "KIND #NNN-D: message" (EDG): the kind and the message, or nothing.
 bool match_kind(const std::string& tail, bool edg, std::string& kind, std::string& message) {
-  static const char* kinds[] = {"internal compiler error", "sorry, unimplemented", "catastrophic error",
-                                "internal error", "fatal error", "error", "Error", "warning", "Warning",
-                                "remark", "note"};
+  static const char* kinds[] = {"internal compiler error",
+                                "sorry, unimplemented",
+                                "catastrophic error",
+                                "internal error",
+                                "fatal error",
+                                "error",
+                                "Error",
+                                "warning",
+                                "Warning",
+                                "remark",
+                                "note"};
   for (const char* k : kinds) {
     std::string ks = k;
     if (!starts_with(tail, ks)) continue;

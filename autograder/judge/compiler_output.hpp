@@ -19,12 +19,12 @@ enum class Role { Include, Scope, Context, Principal, Note, Other };
 struct Item {
   Role role = Role::Other;
   Loc loc;
-  std::string kind;          // as printed: "error", "fatal error", "warning", "note", "catastrophic error", ...
+  std::string kind;  // as printed: "error", "fatal error", "warning", "note", "catastrophic error", ...
   std::string message;
-  std::string raw;           // the line (for the linker's, without its "/usr/bin/ld: " prefix)
-  std::size_t file_end = 0;  // raw[0, file_end) is loc.file as printed; renaming keeps the rest of the line
-  bool edg = false;          // nvcc's front end: FILE(LINE): error: ...
-  bool ld = false;           // the linker's
+  std::string raw;                  // the line (for the linker's, without its "/usr/bin/ld: " prefix)
+  std::size_t file_end = 0;         // raw[0, file_end) is loc.file as printed; renaming keeps the rest of the line
+  bool edg = false;                 // nvcc's front end: FILE(LINE): error: ...
+  bool ld = false;                  // the linker's
   std::vector<std::string> source;  // lines printed under it: source line, caret, EDG's "detected during ..."
 };
 

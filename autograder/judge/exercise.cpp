@@ -20,8 +20,9 @@ std::vector<std::string> gencode_flags(const std::string& arch_list) {
       arch = item.substr(0, dash);
       kind = item.substr(dash + 1);
     }
-    std::string code = kind == "real" ? "sm_" + arch : kind == "virtual" ? "compute_" + arch
-                                                                         : "[sm_" + arch + ",compute_" + arch + "]";
+    std::string code = kind == "real"      ? "sm_" + arch
+                       : kind == "virtual" ? "compute_" + arch
+                                           : "[sm_" + arch + ",compute_" + arch + "]";
     flags.push_back("-gencode=arch=compute_" + arch + ",code=" + code);
   }
   return flags;

@@ -70,7 +70,7 @@ void test_fault_point() {
   auto colon = spec.find(':');
   std::string id = spec.substr(0, colon), kind = colon == std::string::npos ? "segv" : spec.substr(colon + 1);
   if (id != s.current->id) return;
-  struct rlimit no_core {0, 0};
+  struct rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);  // a planted fault leaves no core file behind
   std::fflush(nullptr);
   if (kind == "abort") std::abort();
@@ -91,7 +91,8 @@ std::vector<std::string> strings(const json& j, const char* key) {
 FileLock::FileLock(const std::string& path, mode_t mode)
     : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode)) {
   if (fd_ >= 0)
-    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
 }
 FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);
@@ -125,7 +126,8 @@ void Session::record_time(const std::string& what, std::chrono::steady_clock::ti
 void Session::init(Config c) {
   started_ = std::chrono::steady_clock::now();
   cfg = std::move(c);
-  exercise = Exercise::load(cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json", catalog_path(cfg.course_root));
+  exercise =
+      Exercise::load(cfg.course_root / "exercises" / cfg.exercise_id / "exercise.json", catalog_path(cfg.course_root));
   toolchain = read_json_bounded(cfg.toolchain_file);
   if (cfg.seed == 0) cfg.seed = std::random_device{}() | 1u;
   // What an earlier grade in this folder left (its builds and runs) goes; reports are written anew.
@@ -193,7 +195,8 @@ void Session::finish() {
     }
   }
   if (removed_bytes > (4ull << 20))
-    cleanup_note = "removed " + mib_text(removed_bytes) + " that the worker runs wrote to their folders (what the "
+    cleanup_note = "removed " + mib_text(removed_bytes) +
+                   " that the worker runs wrote to their folders (what the "
                    "submission wrote there; the reports, the build logs and the workers' answers are kept)";
   write_phase(cfg.out_dir, "done", "done");
 }
@@ -207,7 +210,10 @@ void Session::start_cuda_probe() {
                     "import json, torch\n"
                     "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
                     "print(json.dumps({'count': n, 'name': torch.cuda.get_device_name(0) if n else ''}))"},
-                   env, cfg.work_dir.string(), 120, 16 * 1024};
+                   env,
+                   cfg.work_dir.string(),
+                   120,
+                   16 * 1024};
   // Niced: it runs beside the compile, whose result the student waits for first.
   if (fs::exists("/usr/bin/nice")) spec.argv.insert(spec.argv.begin(), {"/usr/bin/nice", "-n", "10"});
   cuda_probe_started_ = std::chrono::steady_clock::now();
@@ -222,8 +228,8 @@ bool Session::cuda_available() {
     auto r = cuda_probe_run_.get();
     record_time("CUDA probe (torch.cuda.device_count, beside the build)", cuda_probe_started_);
     json j = json::parse(r.out, nullptr, false);
-    bool valid = r.exited && r.exit_code == 0 && j.is_object() && j.contains("count") && j["count"].is_number_integer() &&
-                 j.contains("name") && j["name"].is_string();
+    bool valid = r.exited && r.exit_code == 0 && j.is_object() && j.contains("count") &&
+                 j["count"].is_number_integer() && j.contains("name") && j["name"].is_string();
     cuda_probe_ = valid ? j : json{{"count", 0}, {"name", ""}};
   }
   return (*cuda_probe_)["count"].get<int>() > 0;
@@ -231,9 +237,7 @@ bool Session::cuda_available() {
 
 int Session::cuda_device_count() { return cuda_available() ? (*cuda_probe_)["count"].get<int>() : 0; }
 
-std::string Session::cuda_device_name() {
-  return cuda_available() ? (*cuda_probe_)["name"].get<std::string>() : "";
-}
+std::string Session::cuda_device_name() { return cuda_available() ? (*cuda_probe_)["name"].get<std::string>() : ""; }
 
 void pass(const std::string& detail) {
   test_fault_point();
@@ -280,14 +284,16 @@ void skip_without_toolkit(Session& s) {
     r.not_graded = kNeedsToolkit;
     if (s.cfg.require_cuda) {  // an instructor's complete grade: a row it could not run counts as failed
       r.status = Status::Fail;
-      r.detail = "not graded: this row needs the CUDA toolkit, the course here has none (COURSE_CUDA=off), and the "
-                 "grade was run with --require-cuda";
+      r.detail =
+          "not graded: this row needs the CUDA toolkit, the course here has none (COURSE_CUDA=off), and the "
+          "grade was run with --require-cuda";
       r.expected = "the CUDA toolkit (--require-cuda)";
       r.seen = "no nvcc in toolchain.json";
     } else {
       r.status = Status::Skip;
-      r.detail = "no CUDA toolkit: install it for the CUDA rows (the course is set up with COURSE_CUDA=off): not run, "
-                 "not passed";
+      r.detail =
+          "no CUDA toolkit: install it for the CUDA rows (the course is set up with COURSE_CUDA=off): not run, "
+          "not passed";
     }
     s.rows.push_back(r);
   }
@@ -297,9 +303,10 @@ bool skip_without_cuda() {
   auto& s = Session::get();
   if (s.cuda_available()) return false;
   if (s.cfg.require_cuda) {
-    fail("not graded: this row needs a CUDA device, none is visible to torch here, and the grade was run with "
-         "--require-cuda (grade it on a machine with a GPU)",
-         "a CUDA device (--require-cuda)", "none visible (CUDA_VISIBLE_DEVICES or no GPU)");
+    fail(
+        "not graded: this row needs a CUDA device, none is visible to torch here, and the grade was run with "
+        "--require-cuda (grade it on a machine with a GPU)",
+        "a CUDA device (--require-cuda)", "none visible (CUDA_VISIBLE_DEVICES or no GPU)");
     if (Row* r = s.current) r->not_graded = kNeedsCuda;
     return true;
   }

@@ -42,7 +42,9 @@ struct Exercise {
 };
 
 // Where the check catalog lives in a course checkout.
-inline fs::path catalog_path(const fs::path& course_root) { return course_root / "autograder" / "metadata" / "checks.json"; }
+inline fs::path catalog_path(const fs::path& course_root) {
+  return course_root / "autograder" / "metadata" / "checks.json";
+}
 
 struct Config {
   fs::path course_root, submission, work_dir, out_dir, toolchain_file;
@@ -60,8 +62,8 @@ struct Config {
 
 struct BuildResult {
   bool ok = false;
-  fs::path dir;      // the build folder; its src/ holds the submission's files as compiled (and its .py files)
-  fs::path library;  // empty for a Python-only exercise
+  fs::path dir;         // the build folder; its src/ holds the submission's files as compiled (and its .py files)
+  fs::path library;     // empty for a Python-only exercise
   std::string log;      // the compiler's output, capped
   std::string failure;  // one line: which step failed
   // When a compile or the link failed (diagnostics.hpp): the first error, in the student's files where it can be
@@ -165,7 +167,8 @@ class Session {
   std::vector<fs::path> server_mounts_;
   int server_starts_ = 0, server_seq_ = 0;
   bool server_off_ = false;
-  std::string server_note_;  // why the last group did not run on the server (the bench's breakdown prints it)  // this machine, this grade or COURSE_WORKER_SERVER=off: every group in a fresh sandbox
+  std::string
+      server_note_;  // why the last group did not run on the server (the bench's breakdown prints it)  // this machine, this grade or COURSE_WORKER_SERVER=off: every group in a fresh sandbox
   void start_server(const fs::path& build_dir);
   // Runs one request through the server; false (nothing decided) when the server could not answer it.
   const GroupResult& run_group(const std::string& name, const json& args, const std::map<std::string, Tensor>& inputs,

@@ -10,30 +10,38 @@ namespace judge {
 namespace {
 
 const std::set<std::string> kAnnotations = {"$schema", "$id", "title", "description", "$comment", "$defs"};
-const std::set<std::string> kKeywords = {"type",    "properties", "required",  "additionalProperties",
-                                         "items",   "minItems",   "maxItems",  "enum",
-                                         "const",   "minimum",    "maximum",   "minLength",
+const std::set<std::string> kKeywords = {"type",      "properties", "required", "additionalProperties",
+                                         "items",     "minItems",   "maxItems", "enum",
+                                         "const",     "minimum",    "maximum",  "minLength",
                                          "maxLength", "$ref"};
 
 std::string type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "something else";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    default:
+      return "something else";
   }
 }
 
 // JSON Schema's types: an integer is any number without a fractional part (1.0 included); a boolean is no number.
 bool is_type(const json& v, const std::string& type) {
   if (type == "integer")
-    return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                                     std::floor(v.get<double>()) == v.get<double>());
+    return v.is_number_integer() ||
+           (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>());
   if (type == "number") return v.is_number();
   return type_name(v) == type;
 }
@@ -84,7 +92,9 @@ class Validator {
     const json& t = schema["type"];
     bool ok = false;
     for (auto& one : t.is_array() ? t : json::array({t})) ok = ok || is_type(v, one.get<std::string>());
-    return ok ? "" : mismatch(at, "expected " + (t.is_array() ? t.dump() : t.get<std::string>()) + ", found " + type_name(v));
+    return ok ? ""
+              : mismatch(at,
+                         "expected " + (t.is_array() ? t.dump() : t.get<std::string>()) + ", found " + type_name(v));
   }
 
   std::string check_value(const json& schema, const json& v, const std::string& at, int) const {
@@ -123,7 +133,8 @@ class Validator {
     if (!v.is_object()) return "";
     if (schema.contains("required"))
       for (auto& key : schema["required"])
-        if (!v.contains(key.get<std::string>())) return mismatch(at, "the key '" + key.get<std::string>() + "' is missing");
+        if (!v.contains(key.get<std::string>()))
+          return mismatch(at, "the key '" + key.get<std::string>() + "' is missing");
     const json none = json::object();
     const json& properties = schema.contains("properties") ? schema["properties"] : none;
     for (auto& [key, value] : v.items()) {
@@ -155,6 +166,8 @@ class Validator {
 
 }  // namespace
 
-std::string schema_mismatch(const json& schema, const json& value) { return Validator(schema).check(schema, value, "$"); }
+std::string schema_mismatch(const json& schema, const json& value) {
+  return Validator(schema).check(schema, value, "$");
+}
 
 }  // namespace judge

@@ -36,8 +36,10 @@ const char* kUsage =
     "  --out DIR           where table.txt, junit.xml and results.json go (default: " COURSE_BINARY_DIR
     "/grades/ID)\n"
     "  --seed N            seed of the inputs the judge chooses (default: random, printed)\n"
-    "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR ")\n"
-    "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR "/toolchain.json)\n"
+    "  --course-root DIR   the course checkout (default: " COURSE_SOURCE_DIR
+    ")\n"
+    "  --toolchain FILE    compiler settings written by CMake (default: " COURSE_BINARY_DIR
+    "/toolchain.json)\n"
     "  --worker-timeout S  wall-clock limit of one worker run, in seconds (default 120)\n"
     "  --require-cuda      a check that needs a CUDA device FAILs (not graded, counted as failed) when there is none,\n"
     "                      instead of being SKIPPED: a grade that could not run its CUDA rows is not complete\n"
@@ -84,26 +86,41 @@ std::optional<int> read_options(int argc, char** argv, Options& o) {
       return argv[++i];
     };
     try {
-      if (a == "--exercise") cfg.exercise_id = value("--exercise");
-      else if (a == "--submission") cfg.submission = value("--submission");
-      else if (a == "--out") cfg.out_dir = value("--out");
-      else if (a == "--course-root") cfg.course_root = value("--course-root");
-      else if (a == "--toolchain") cfg.toolchain_file = value("--toolchain");
-      else if (a == "--seed") cfg.seed = std::stoull(value("--seed"));
-      else if (a == "--worker-timeout") cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
-      else if (a == "--require-cuda") cfg.require_cuda = true;
-      else if (a == "--test-fault") cfg.test_fault = value("--test-fault");
-      else if (a == "--list") o.list = true;
+      if (a == "--exercise")
+        cfg.exercise_id = value("--exercise");
+      else if (a == "--submission")
+        cfg.submission = value("--submission");
+      else if (a == "--out")
+        cfg.out_dir = value("--out");
+      else if (a == "--course-root")
+        cfg.course_root = value("--course-root");
+      else if (a == "--toolchain")
+        cfg.toolchain_file = value("--toolchain");
+      else if (a == "--seed")
+        cfg.seed = std::stoull(value("--seed"));
+      else if (a == "--worker-timeout")
+        cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
+      else if (a == "--require-cuda")
+        cfg.require_cuda = true;
+      else if (a == "--test-fault")
+        cfg.test_fault = value("--test-fault");
+      else if (a == "--list")
+        o.list = true;
       else if (a == "--list-checks") {
         const char* query[] = {argv[0], "--list-test-cases", "--reporters=names", "--no-version"};
         doctest::Context names(4, query);
         return names.run();
-      }
-      else if (a == "--protections") o.protections = true;
-      else if (a == "--no-color") o.color = false;
-      else if (a == "-h" || a == "--help") { std::cout << kUsage; return 0; }
-      else if (a == "--") { for (++i; i < argc; ++i) o.doctest_args.push_back(argv[i]); }
-      else return usage_error("unknown option '" + a + "'");
+      } else if (a == "--protections")
+        o.protections = true;
+      else if (a == "--no-color")
+        o.color = false;
+      else if (a == "-h" || a == "--help") {
+        std::cout << kUsage;
+        return 0;
+      } else if (a == "--") {
+        for (++i; i < argc; ++i) o.doctest_args.push_back(argv[i]);
+      } else
+        return usage_error("unknown option '" + a + "'");
     } catch (const std::exception& e) {
       return usage_error(e.what());
     }
@@ -139,9 +156,11 @@ std::optional<int> check_options(Options& o) {
   }
   if (!o.list) {
     if (cfg.submission.empty()) return usage_error("--submission is required");
-    if (!fs::is_directory(cfg.submission)) return usage_error("submission folder " + cfg.submission.string() + " does not exist");
+    if (!fs::is_directory(cfg.submission))
+      return usage_error("submission folder " + cfg.submission.string() + " does not exist");
     if (!fs::is_regular_file(cfg.toolchain_file))
-      return usage_error("no " + cfg.toolchain_file.string() + ": configure the course with CMake first (./course build)");
+      return usage_error("no " + cfg.toolchain_file.string() +
+                         ": configure the course with CMake first (./course build)");
   }
   if (cfg.out_dir.empty()) cfg.out_dir = fs::path(COURSE_BINARY_DIR) / "grades" / cfg.exercise_id;
   if (!cfg.submission.empty()) cfg.submission = fs::absolute(cfg.submission);  // --list needs none
@@ -191,9 +210,11 @@ int report_crash(Session& session, int status, const json& progress, bool color,
   session.grader_crash = "the judge's checking process crashed (" + how + ")" +
                          (deciding.empty() ? std::string() : " while deciding " + deciding) +
                          "; the rows it had not decided FAIL" + bug;
-  json extra = {{"grader_crash", {{"how", how}, {"while_deciding", deciding.empty() ? json(nullptr) : json(deciding)},
-                                  {"signal", WIFSIGNALED(status) ? json(WTERMSIG(status)) : json(nullptr)},
-                                  {"exit_status", WIFEXITED(status) ? json(WEXITSTATUS(status)) : json(nullptr)}}}};
+  json extra = {{"grader_crash",
+                 {{"how", how},
+                  {"while_deciding", deciding.empty() ? json(nullptr) : json(deciding)},
+                  {"signal", WIFSIGNALED(status) ? json(WTERMSIG(status)) : json(nullptr)},
+                  {"exit_status", WIFEXITED(status) ? json(WEXITSTATUS(status)) : json(nullptr)}}}};
   if (progress.is_object() && progress.contains("judge_peak_rss_mb") && progress["judge_peak_rss_mb"].is_number())
     extra["judge_peak_rss_mb"] = progress["judge_peak_rss_mb"];  // the checking process's, as it last recorded
   std::cerr << "judge: " << session.grader_crash << "\n";
@@ -222,7 +243,11 @@ int main(int argc, char** argv) {
       fs::path metadata = o.cfg.course_root / "exercises" / o.cfg.exercise_id / "exercise.json";
       session.exercise = Exercise::load(metadata, catalog_path(o.cfg.course_root));
       for (auto& c : session.exercise.checks)
-        std::cout << c.id << "\t" << c.points << "\t" << (c.cuda ? "cuda" : c.toolkit ? "toolkit" : "cpu") << "\t" << c.title << "\n";
+        std::cout << c.id << "\t" << c.points << "\t"
+                  << (c.cuda      ? "cuda"
+                      : c.toolkit ? "toolkit"
+                                  : "cpu")
+                  << "\t" << c.title << "\n";
       return 0;
     }
     session.init(o.cfg);
@@ -231,7 +256,9 @@ int main(int argc, char** argv) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
-  std::function<double()> seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  std::function<double()> seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   // Reports left by an earlier grade in this folder must not pass for this one's; rows.json starts as "nothing
   // decided yet" (the child rewrites it after every row).
   fs::create_directories(session.cfg.out_dir);

@@ -53,16 +53,16 @@ std::map<std::string, std::string> submission_environment() {
 }
 
 std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::path& scratch,
-                                          const std::vector<fs::path>& read_only,
-                                          const fs::path& compiler_cache, int uid, bool as_init) const {
+                                          const std::vector<fs::path>& read_only, const fs::path& compiler_cache,
+                                          int uid, bool as_init) const {
   if (uid < 0) uid = uid_;
   std::vector<std::string> argv;
   if (use_bwrap_) {
     argv = {bwrap_, "--die-with-parent", "--new-session"};
     if (as_init) argv.push_back("--as-pid-1");
     if (geteuid() == 0)
-      argv.insert(argv.end(), {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                               "--unshare-cgroup-try"});
+      argv.insert(argv.end(),
+                  {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"});
     else
       argv.push_back("--unshare-all");
     // Folders bwrap would create on the way to a mount point copy the host's mode (/root is 0700): create them
@@ -83,8 +83,10 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
       }
       argv.insert(argv.end(), how.begin(), how.end());
       // a bound folder brings its contents; a fresh tmpfs/proc/dev mount point is empty below itself
-      if (how[0] == "--ro-bind" || how[0] == "--bind") mounted.push_back(dest);
-      else made.push_back(dest);
+      if (how[0] == "--ro-bind" || how[0] == "--bind")
+        mounted.push_back(dest);
+      else
+        made.push_back(dest);
     };
     // The fresh /proc, /dev and /tmp first: a toolchain folder under /tmp (a clone in /tmp) is bound over them.
     mount({"--proc", "/proc"}, "/proc");
@@ -94,8 +96,10 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     mount({"--perms", "01777", "--size", std::to_string(tmp_bytes_), "--tmpfs", "/tmp"}, "/tmp");
     std::error_code ec;
     for (auto& p : system_ro_) {
-      if (fs::is_symlink(p, ec)) mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
-      else mount({"--ro-bind", p.string(), p.string()}, p);
+      if (fs::is_symlink(p, ec))
+        mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
+      else
+        mount({"--ro-bind", p.string(), p.string()}, p);
     }
     if (fs::exists("/sys", ec)) mount({"--ro-bind", "/sys", "/sys"}, "/sys");
     for (auto& e : fs::directory_iterator("/dev", ec))
@@ -115,8 +119,10 @@ std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::pat
     argv.push_back("--fsize=" + std::to_string(fsize_bytes_));
     argv.push_back("--core=0");
     // a compiler never initialises CUDA: its address space is capped on every machine
-    if (spec.compiler) argv.push_back("--as=" + std::to_string(compile_memory_bytes_));
-    else if (limit_memory_) argv.push_back("--as=" + std::to_string(memory_bytes_));
+    if (spec.compiler)
+      argv.push_back("--as=" + std::to_string(compile_memory_bytes_));
+    else if (limit_memory_)
+      argv.push_back("--as=" + std::to_string(memory_bytes_));
     argv.push_back("--");
   }
   auto first = spec.argv.begin();
@@ -218,8 +224,10 @@ ProcessResult Sandbox::run(ProcessSpec spec, const fs::path& scratch, const std:
     }
   }
   spec.env = environment(spec.env, scratch);
-  if (compiler_cache.empty()) spec.env.erase("CCACHE_DIR");
-  else spec.env["CCACHE_DIR"] = compiler_cache.string();
+  if (compiler_cache.empty())
+    spec.env.erase("CCACHE_DIR");
+  else
+    spec.env["CCACHE_DIR"] = compiler_cache.string();
   spec.argv = command(spec, scratch, read_only, compiler_cache);
   MemoryCgroups::Run cgroup;  // a worker's host memory (a compiler's is capped by RLIMIT_AS on every machine)
   if (!spec.compiler) {
@@ -313,8 +321,10 @@ bool Sandbox::start_server(ServerProcess& server, ProcessSpec spec, const fs::pa
   if (!use_bwrap_ || !drop_uid_) return false;
   std::error_code ec;
   fs::create_directories(live, ec);
-  fs::permissions(live, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec, ec);
+  fs::permissions(live,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
   sweep_uid(server_uid_);  // a server of an earlier judge with this pid, long gone, left nothing running
   spec.env = environment(spec.env, live);
   spec.env.erase("CCACHE_DIR");

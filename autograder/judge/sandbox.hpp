@@ -45,8 +45,8 @@ bool judge_variable_allowed(const std::string& name);
 std::map<std::string, std::string> submission_environment();
 
 struct Protection {
-  std::string id;      // e.g. "no_network"
-  std::string what;    // one line: what it stops
+  std::string id;    // e.g. "no_network"
+  std::string what;  // one line: what it stops
   bool on = false;
   std::string reason;  // why it is off (or how it is done, when on)
 };

@@ -33,11 +33,11 @@ bool world_reachable(const fs::path& p) {
   fs::path cur;
   for (auto& part : real) {
     cur /= part;
-    struct stat st {};
+    struct stat st{};
     if (stat(cur.c_str(), &st) != 0) return false;
     if (S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH)) return false;
   }
-  struct stat st {};
+  struct stat st{};
   return stat(real.c_str(), &st) == 0 && (st.st_mode & S_IROTH);
 }
 
@@ -89,7 +89,8 @@ void Sandbox::configure(const json& tc, const fs::path& course_root, const fs::p
 // refused because they hold the course (" PATH" each), or "".
 std::string Sandbox::mount_toolchain(const json& tc) {
   std::vector<fs::path> wanted;
-  for (const char* p : {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) wanted.push_back(p);
+  for (const char* p : {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"})
+    wanted.push_back(p);
   auto add_tree_of = [&](const std::string& exe, int up) {
     if (exe.empty()) return;
     fs::path p = fs::path(exe).lexically_normal();
@@ -174,8 +175,10 @@ std::string Sandbox::choose_uid(const json& tc, const fs::path& work_dir, bool r
     std::string unreachable;
     for (auto& p : {python, tc.value("worker", std::string()), work_dir.string()})
       if (!p.empty() && !world_reachable(p)) unreachable += " " + p;
-    if (unreachable.empty()) drop_uid_ = true;
-    else uid_reason = "submission code runs as root: an unprivileged uid cannot read" + unreachable;
+    if (unreachable.empty())
+      drop_uid_ = true;
+    else
+      uid_reason = "submission code runs as root: an unprivileged uid cannot read" + unreachable;
   } else {
     drop_uid_ = true;
   }
@@ -211,50 +214,55 @@ void Sandbox::list_protections(const std::string& refused, const std::string& bw
   };
   std::string no_bwrap = "no sandbox: " + bwrap_reason;
   add("sandbox", "bubblewrap sandbox around the compiler and the worker", use_bwrap_,
-      use_bwrap_ ? bwrap_ + (root ? ": pid, net, ipc, uts namespaces; no user namespace (the uid drop needs the real uid)"
-                                  : ": --unshare-all")
-                 : bwrap_reason);
+      use_bwrap_
+          ? bwrap_ + (root ? ": pid, net, ipc, uts namespaces; no user namespace (the uid drop needs the real uid)"
+                           : ": --unshare-all")
+          : bwrap_reason);
   add("no_network", "submission code cannot open network connections", use_bwrap_,
       use_bwrap_ ? "own network namespace (loopback only)" : no_bwrap);
   add("solutions_hidden", "reference solutions, planted cases and hidden tests are not mounted at compile or run time",
       use_bwrap_ && refused.empty(),
-      !use_bwrap_ ? no_bwrap
-                  : refused.empty() ? "only the system, the toolchain and a scratch folder are mounted"
-                                    : "a toolchain folder contains the course:" + refused + " (not mounted)");
+      !use_bwrap_       ? no_bwrap
+      : refused.empty() ? "only the system, the toolchain and a scratch folder are mounted"
+                        : "a toolchain folder contains the course:" + refused + " (not mounted)");
   add("read_only_system", "only a scratch folder is writable", use_bwrap_,
       use_bwrap_ ? "system and toolchain mounted read-only" : no_bwrap);
   add("unprivileged_uid", "submission code does not run as root", drop_uid_ || !root, uid_reason);
   add("kill_process_tree", "nothing the submission starts outlives its run", use_bwrap_ || drop_uid_,
-      use_bwrap_ ? "pid namespace (dies with its first process) + process group + uid sweep"
-                 : drop_uid_ ? "process group + kill every process of the sandbox uid"
-                             : "process group only: a process that calls setsid() can escape");
+      use_bwrap_  ? "pid namespace (dies with its first process) + process group + uid sweep"
+      : drop_uid_ ? "process group + kill every process of the sandbox uid"
+                  : "process group only: a process that calls setsid() can escape");
   add("environment_allowlist", "submission code sees only allowlisted variables of the grading host's environment",
-      true, "PATH, the locale, CUDA device and driver paths, PYTHONPATH, thread counts; HOME, TMPDIR, USER and the "
-            "caches are folders of the run");
+      true,
+      "PATH, the locale, CUDA device and driver paths, PYTHONPATH, thread counts; HOME, TMPDIR, USER and the "
+      "caches are folders of the run");
   add("wall_clock_timeout", "a run that does not finish is killed", true, "per compile and per worker run");
   add("output_cap", "captured output is capped", true, "64 KiB per stream kept, the rest read and dropped");
   add("limit_processes", "a fork bomb is stopped (RLIMIT_NPROC)", limit_nproc_,
-      limit_nproc_ ? std::to_string(nproc_) + " processes/threads"
-                   : prlimit_.empty() ? "prlimit (util-linux) is not installed"
-                                      : "RLIMIT_NPROC is ignored for root and there is no uid of the sandbox's own");
+      limit_nproc_       ? std::to_string(nproc_) + " processes/threads"
+      : prlimit_.empty() ? "prlimit (util-linux) is not installed"
+                         : "RLIMIT_NPROC is ignored for root and there is no uid of the sandbox's own");
   add("limit_file_size", "a file larger than the limit cannot be written (RLIMIT_FSIZE)", limits_,
       limits_ ? std::to_string(fsize_bytes_ >> 20) + " MiB" +
                     (use_bwrap_ ? "; /tmp (in memory) holds " + std::to_string(tmp_bytes_ >> 20) + " MiB in all" : "")
               : "prlimit (util-linux) is not installed");
   const std::string compilers = "; the compiler and linker: " + std::to_string(compile_memory_bytes_ >> 20) + " MiB";
   add("limit_disk", "the bytes a worker run writes to its folder are capped in all, not only per file", true,
-      std::to_string(disk_bytes_ >> 20) + " MiB and 10,000 entries per run, " + std::to_string(grade_disk_bytes_ >> 20) +
+      std::to_string(disk_bytes_ >> 20) + " MiB and 10,000 entries per run, " +
+          std::to_string(grade_disk_bytes_ >> 20) +
           " MiB for every run of a grade together, looked at 4 times a second (a run is stopped past it, having "
           "written at most what it writes between two looks); after the grade, what the runs wrote is removed");
   add("limit_host_memory", "host memory of every worker run, a CUDA worker's included, is capped (a memory cgroup)",
-      cgroups_.on(), cgroups_.on() ? std::to_string(cgroups_.limit_bytes() >> 20) + " MiB per run (" +
-                                         cgroups_.where() + "); the OOM killer stops the run's own processes only"
-                                   : cgroup_reason);
+      cgroups_.on(),
+      cgroups_.on() ? std::to_string(cgroups_.limit_bytes() >> 20) + " MiB per run (" + cgroups_.where() +
+                          "); the OOM killer stops the run's own processes only"
+                    : cgroup_reason);
   add("limit_memory", "address space of a CPU-only worker is capped (RLIMIT_AS)", limit_memory_,
       limit_memory_ ? std::to_string(memory_bytes_ >> 20) + " MiB" + compilers
-                    : !limits_ ? "prlimit (util-linux) is not installed"
-                               : "a CUDA device is visible: torch reserves ~18 GB of address space at CUDA init, so "
-                                 "RLIMIT_AS cannot be used for a worker" + compilers);
+      : !limits_    ? "prlimit (util-linux) is not installed"
+                    : "a CUDA device is visible: torch reserves ~18 GB of address space at CUDA init, so "
+                      "RLIMIT_AS cannot be used for a worker" +
+                          compilers);
 }
 
 bool Sandbox::all_on() const {
@@ -263,8 +271,7 @@ bool Sandbox::all_on() const {
 
 json Sandbox::protections_json() const {
   json out = json::array();
-  for (auto& p : protections_)
-    out.push_back({{"id", p.id}, {"what", p.what}, {"on", p.on}, {"detail", p.reason}});
+  for (auto& p : protections_) out.push_back({{"id", p.id}, {"what", p.what}, {"on", p.on}, {"detail", p.reason}});
   return out;
 }
 

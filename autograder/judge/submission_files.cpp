@@ -33,11 +33,12 @@ std::string kind_of(mode_t mode) {
 
 // Why `name` (an entry of the folder open as `dirfd`) cannot be taken, or "" when it was read into `content`.
 std::string read_entry(int dirfd, const std::string& name, const SubmissionLimits& limits, std::string& content) {
-  struct stat before {};
+  struct stat before{};
   if (fstatat(dirfd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0)
     return errno == ENOENT ? "missing" : name + " cannot be read: " + std::strerror(errno);
   if (S_ISLNK(before.st_mode)) return name + " is a symbolic link: submit the file itself, not a link to it";
-  if (!S_ISREG(before.st_mode)) return name + " is " + kind_of(before.st_mode) + ", not a regular file: submit the file itself";
+  if (!S_ISREG(before.st_mode))
+    return name + " is " + kind_of(before.st_mode) + ", not a regular file: submit the file itself";
   if (before.st_nlink > 1)
     return name + " is a hard link (its contents are shared with another file): submit a copy of the file itself";
   if (static_cast<std::size_t>(before.st_size) > limits.max_file_bytes)
@@ -47,7 +48,7 @@ std::string read_entry(int dirfd, const std::string& name, const SubmissionLimit
   // does not wait; the inode must still be the one that was looked at.
   Fd f(openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (f.fd < 0) return name + " cannot be opened: " + std::strerror(errno);
-  struct stat now {};
+  struct stat now{};
   if (fstat(f.fd, &now) != 0 || !S_ISREG(now.st_mode) || now.st_ino != before.st_ino || now.st_dev != before.st_dev ||
       now.st_nlink > 1)
     return name + " changed while it was being read: grade a folder nothing else is writing to";
@@ -73,7 +74,7 @@ bool plain_name(const std::string& n) {
 
 // Why the submission folder could not be opened (errno `e`), in words.
 std::string unopened_folder(const std::string& where, int e) {
-  struct stat st {};
+  struct stat st{};
   if (lstat(where.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
     return "the submission folder " + where + " is a symbolic link: grade the folder itself, not a link to it";
   if (e == ENOENT) return "the submission folder " + where + " does not exist";

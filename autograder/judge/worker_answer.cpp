@@ -104,8 +104,8 @@ void Session::validate_answer(GroupResult& g, const RunPlan& p, const json& r, c
   }
   if (!unreadable.empty() || !r.is_object() || !r.contains("nonce") || r["nonce"] != g.nonce || !r.contains("group") ||
       r["group"] != p.name) {
-    g.failure = "the worker's answer was missing, malformed or not for this request; nothing from it is trusted" +
-                unreadable;
+    g.failure =
+        "the worker's answer was missing, malformed or not for this request; nothing from it is trusted" + unreadable;
     return;
   }
   if (!proc.exited || proc.exit_code != 0) {
@@ -139,7 +139,8 @@ fs::path trusted_evidence(const GroupResult& g, const std::string& name) {
   if (g.nonce.empty() || at == std::string::npos || (at > 0 && g.process.out[at - 1] != '\n'))
     throw std::runtime_error("the worker did not announce " + name + " before running your code: it is not trusted");
   std::size_t end = g.process.out.find('\n', at);
-  std::string announced = g.process.out.substr(at + marker.size(), end == std::string::npos ? end : end - at - marker.size());
+  std::string announced =
+      g.process.out.substr(at + marker.size(), end == std::string::npos ? end : end - at - marker.size());
   fs::path file = g.dir / name;
   if (sha256_file(file) != announced)
     throw std::runtime_error(name + " was changed after the worker announced it (before your code ran): not trusted");

@@ -22,9 +22,13 @@ namespace {
 void prepare_run_folder(const fs::path& at, const RunPlan& p, const std::string& nonce, const std::string& exercise) {
   fs::remove_all(at);
   fs::create_directories(at);
-  json request = {{"nonce", nonce}, {"group", p.name}, {"library", p.library.string()},
-                  {"sources_dir", (p.build.dir / "src").string()}, {"exercise", exercise},
-                  {"out_dir", at.string()}, {"args", p.worker_args}};
+  json request = {{"nonce", nonce},
+                  {"group", p.name},
+                  {"library", p.library.string()},
+                  {"sources_dir", (p.build.dir / "src").string()},
+                  {"exercise", exercise},
+                  {"out_dir", at.string()},
+                  {"args", p.worker_args}};
   if (!p.inputs.empty()) {
     write_safetensors((at / "inputs.safetensors").string(), p.inputs);
     request["inputs"] = (at / "inputs.safetensors").string();
@@ -57,11 +61,11 @@ void Session::start_server(const fs::path& build_dir) {
     if (fs::is_directory(p)) server_mounts_.push_back(p);
   fs::path script = fs::path(toolchain.at("worker").get<std::string>()).parent_path() / "worker_server.py";
   // it serves no GPU group: neither it nor a request it forks sees the GPU
-  std::map<std::string, std::string> env{{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"},
-                                         {"CUDA_VISIBLE_DEVICES", ""}};
+  std::map<std::string, std::string> env{
+      {"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"}, {"CUDA_VISIBLE_DEVICES", ""}};
   fs::path live = cfg.work_dir / "live";
-  ProcessSpec spec{{toolchain.at("python").get<std::string>(), script.string()}, env, live.string(),
-                   cfg.worker_timeout_s, 0};
+  ProcessSpec spec{
+      {toolchain.at("python").get<std::string>(), script.string()}, env, live.string(), cfg.worker_timeout_s, 0};
   auto server = std::make_unique<ServerProcess>();
   if (!Sandbox::get().start_server(*server, spec, live, server_mounts_)) {
     server_off_ = true;
@@ -70,17 +74,19 @@ void Session::start_server(const fs::path& build_dir) {
   server_ = std::move(server);
 }
 
-
 bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_s,
                             const std::map<std::string, std::string>& env) {
-  json line = {{"seq", ++server_seq_}, {"request", (dir / "request.json").string()}, {"cwd", dir.string()},
+  json line = {{"seq", ++server_seq_},
+               {"request", (dir / "request.json").string()},
+               {"cwd", dir.string()},
                {"env", Sandbox::get().server_folder(dir, env)}};
   std::string answer;
   const long oom_kills = Sandbox::get().server_oom_kills();
   ProcessResult r = server_->request(line.dump(), timeout_s, 64 * 1024, answer, Sandbox::get().disk_watch(dir));
   r.memory_limit = Sandbox::get().server_oom_kills() > oom_kills;
   Sandbox::get().after_server_request();
-  if (r.timed_out || !r.stopped.empty()) {  // as a fresh worker would have been: stopped; the next group gets a new server
+  if (r.timed_out ||
+      !r.stopped.empty()) {  // as a fresh worker would have been: stopped; the next group gets a new server
     Sandbox::get().stop_server(*server_);
     server_.reset();
     g.process = r;
@@ -111,13 +117,13 @@ bool Session::run_on_server(GroupResult& g, const fs::path& dir, double timeout_
   return true;
 }
 
-
 const GroupResult& Session::group(const std::string& name, const json& args,
                                   const std::map<std::string, Tensor>& inputs, const std::string& variant) {
   const GroupResult& g = run_group(name, args, inputs, variant);
   // every row that reads a run the machine spoiled is not graded (report.cpp), whatever it made of the run
   if (current && current->machine_fault.empty()) current->machine_fault = g.not_graded;
-  if (current && !g.retry_note.empty() && current->retry_note.empty()) current->retry_note = "its worker run '" + name + "' " + g.retry_note;
+  if (current && !g.retry_note.empty() && current->retry_note.empty())
+    current->retry_note = "its worker run '" + name + "' " + g.retry_note;
   return g;
 }
 

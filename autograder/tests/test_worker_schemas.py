@@ -24,8 +24,22 @@ root = sys.argv[1]
 schemas = os.path.join(root, "autograder", "schemas")
 worker = os.path.join(schemas, "worker")
 # json_schema.cpp's kKeywords and kAnnotations: what the judge checks, and what it may ignore
-SUBSET = {"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const",
-          "minimum", "maximum", "minLength", "maxLength", "$ref"}
+SUBSET = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "$ref",
+}
 ANNOTATIONS = {"$schema", "$id", "title", "description", "$comment", "$defs"}
 problems = []
 
@@ -37,7 +51,7 @@ def walk(schema, where, defs):
     for key, value in schema.items():
         if key not in SUBSET | ANNOTATIONS:
             problems.append(f"{where}: keyword {key!r} is outside the judge's subset")
-        if key == "$ref" and not (value.startswith("#/$defs/") and value[len("#/$defs/"):] in defs):
+        if key == "$ref" and not (value.startswith("#/$defs/") and value[len("#/$defs/") :] in defs):
             problems.append(f"{where}: $ref {value!r} is not one of the file's own $defs")
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), (dict, bool)):
@@ -89,17 +103,39 @@ def judged(group, answer):
 
 
 # the answers of the judge's unit test (judge_unit_tests.cpp), by the real validator
-ok = {"nonce": "abc", "group": "harness", "status": "ok", "timing": {"import": 0.5},
-      "tests": [{"id": "T.test_a", "outcome": "passed"}, {"id": "T.test_b", "outcome": "failed", "message": "x"}]}
+ok = {
+    "nonce": "abc",
+    "group": "harness",
+    "status": "ok",
+    "timing": {"import": 0.5},
+    "tests": [{"id": "T.test_a", "outcome": "passed"}, {"id": "T.test_b", "outcome": "failed", "message": "x"}],
+}
 error = {"nonce": "abc", "group": "harness", "status": "error", "error": "ImportError: x", "error_in_submission": True}
 odd = json.loads(json.dumps(ok))
 odd["tests"][1]["outcome"] = "passed, honestly"
 partial = {"nonce": "abc", "group": "profile", "status": "ok", "trace": "trace.json"}
-forged = {"nonce": "abc", "group": "inspect", "status": "ok", "elsewhere": [],  # planted/02_schema/forged_response
-          "ops": [{"name": "course::mm16", "overload": "", "kernels": [], "tags": ["pt2_compliant_tag"],
-                   "schema": "course::mm16(Tensor a, Tensor b) -> Tensor"}]}
-for group, answer, expected in (("harness", ok, True), ("harness", error, True), ("harness", odd, False),
-                                ("profile", partial, False), ("inspect", forged, True)):
+forged = {
+    "nonce": "abc",
+    "group": "inspect",
+    "status": "ok",
+    "elsewhere": [],  # planted/02_schema/forged_response
+    "ops": [
+        {
+            "name": "course::mm16",
+            "overload": "",
+            "kernels": [],
+            "tags": ["pt2_compliant_tag"],
+            "schema": "course::mm16(Tensor a, Tensor b) -> Tensor",
+        }
+    ],
+}
+for group, answer, expected in (
+    ("harness", ok, True),
+    ("harness", error, True),
+    ("harness", odd, False),
+    ("profile", partial, False),
+    ("inspect", forged, True),
+):
     if judged(group, answer) != expected:
         problems.append(f"{group} answer {json.dumps(answer)[:80]}: {'accepted' if not expected else 'refused'}")
 phase = validators["phase.schema.json"]
@@ -108,5 +144,8 @@ if not phase.is_valid({"phase": "done", "text": "done"}) or phase.is_valid({"pha
 
 for p in problems:
     print("FAIL:", p)
-print(f"{len(files)} schema files, {len(groups)} worker groups: " + ("ok" if not problems else f"{len(problems)} problems"))
+print(
+    f"{len(files)} schema files, {len(groups)} worker groups: "
+    + ("ok" if not problems else f"{len(problems)} problems")
+)
 sys.exit(1 if problems else 0)
