@@ -30,9 +30,9 @@ struct Expected {
 
 struct Comparison {
   bool ok = false;
-  std::string detail;          // one line: what is wrong, or what matched
-  std::size_t wrong = 0;       // elements outside the tolerance (or all, when the shape is wrong)
-  double worst_error = 0;      // |seen - reference| of the worst element (infinity for a non-finite mismatch)
+  std::string detail;      // one line: what is wrong, or what matched
+  std::size_t wrong = 0;   // elements outside the tolerance (or all, when the shape is wrong)
+  double worst_error = 0;  // |seen - reference| of the worst element (infinity for a non-finite mismatch)
 };
 
 // `seen` may be null (nothing came back); `seen_device` is the device the worker reported for it ("" if unknown).

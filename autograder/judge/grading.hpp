@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "machine_faults.hpp"
 #include "process.hpp"
 #include "safetensors.hpp"
 
@@ -41,7 +42,9 @@ struct Exercise {
 };
 
 // Where the check catalog lives in a course checkout.
-inline fs::path catalog_path(const fs::path& course_root) { return course_root / "autograder" / "metadata" / "checks.json"; }
+inline fs::path catalog_path(const fs::path& course_root) {
+  return course_root / "autograder" / "metadata" / "checks.json";
+}
 
 struct Config {
   fs::path course_root, submission, work_dir, out_dir, toolchain_file;
@@ -59,8 +62,8 @@ struct Config {
 
 struct BuildResult {
   bool ok = false;
-  fs::path dir;      // the build folder; its src/ holds the submission's files as compiled (and its .py files)
-  fs::path library;  // empty for a Python-only exercise
+  fs::path dir;         // the build folder; its src/ holds the submission's files as compiled (and its .py files)
+  fs::path library;     // empty for a Python-only exercise
   std::string log;      // the compiler's output, capped
   std::string failure;  // one line: which step failed
   // When a compile or the link failed (diagnostics.hpp): the first error, in the student's files where it can be
@@ -109,6 +112,8 @@ struct Row {
 struct NotRun : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+struct RunPlan;  // session_internal.hpp
 
 class Session {
  public:
@@ -162,13 +167,26 @@ class Session {
   std::vector<fs::path> server_mounts_;
   int server_starts_ = 0, server_seq_ = 0;
   bool server_off_ = false;
-  std::string server_note_;  // why the last group did not run on the server (the bench's breakdown prints it)  // this machine, this grade or COURSE_WORKER_SERVER=off: every group in a fresh sandbox
+  std::string
+      server_note_;  // why the last group did not run on the server (the bench's breakdown prints it)  // this machine, this grade or COURSE_WORKER_SERVER=off: every group in a fresh sandbox
   void start_server(const fs::path& build_dir);
   // Runs one request through the server; false (nothing decided) when the server could not answer it.
   const GroupResult& run_group(const std::string& name, const json& args, const std::map<std::string, Tensor>& inputs,
                                const std::string& variant);
   bool run_on_server(GroupResult& g, const fs::path& dir, double timeout_s,
                      const std::map<std::string, std::string>& env);
+  // The phases of one worker run (worker_run.cpp, worker_answer.cpp). `alone`: the retry after a sign of the
+  // machine's fault (`sign`); before_retry: the GPU's memory it saw with the GPU turn held.
+  RunPlan plan_run(const std::string& name, const json& args, const std::map<std::string, Tensor>& inputs,
+                   const std::string& variant, const BuildResult& b) const;
+  void attempt_run(GroupResult& g, const RunPlan& plan, bool alone, MachineFault sign, GpuMemory& before_retry);
+  bool server_can_serve(const RunPlan& plan) const;
+  bool run_served(GroupResult& g, const RunPlan& plan, const fs::path& dir, const std::string& nonce);
+  void record_worker_time(const RunPlan& plan, std::chrono::steady_clock::time_point step, const json& answer,
+                          bool served);
+  void validate_answer(GroupResult& g, const RunPlan& plan, const json& answer, const std::string& unreadable);
+  void account_run(GroupResult& g);
+  void retry_alone(GroupResult& g, const RunPlan& plan, MachineFault sign);
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string gpu_stopped_;  // why later GPU runs are not started (an earlier one timed out)
 };

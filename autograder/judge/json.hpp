@@ -13,8 +13,8 @@
 #ifdef INCLUDE_NLOHMANN_JSON_HPP_
 #error "include json.hpp (the judge's) before anything that includes <nlohmann/json.hpp>"
 #endif
-#define JSON_ASSERT(x)                                                                           \
-  do {                                                                                           \
+#define JSON_ASSERT(x)                                                                             \
+  do {                                                                                             \
     if (!(x)) throw std::out_of_range("malformed data: an expected JSON key is missing (" #x ")"); \
   } while (0)
 // (the same macro guards the library's internal invariants inside noexcept functions, where a throw would

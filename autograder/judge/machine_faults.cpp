@@ -65,18 +65,21 @@ GpuMemory gpu_memory() {
   }
   std::string gpu = "0";
   if (const char* v = getenv("CUDA_VISIBLE_DEVICES"); v && *v) gpu = std::string(v).substr(0, std::string(v).find(','));
-  ProcessResult r = run_process(ProcessSpec{{smi, "--query-gpu=memory.used,memory.total,compute_mode",
-                                             "--format=csv,noheader,nounits", "-i", gpu},
-                                            current_environment(), "/", 20, 4096});
+  ProcessResult r = run_process(ProcessSpec{
+      {smi, "--query-gpu=memory.used,memory.total,compute_mode", "--format=csv,noheader,nounits", "-i", gpu},
+      current_environment(),
+      "/",
+      20,
+      4096});
   if (!r.exited || r.exit_code != 0) {
     m.error = "nvidia-smi " + r.describe() + ": " + r.out.substr(0, 120) + r.err.substr(0, 120);
     return m;
   }
   m = parse_gpu_memory(r.out);
-  ProcessResult apps = run_process(ProcessSpec{{smi, "--query-compute-apps=pid", "--format=csv,noheader", "-i", gpu},
-                                               current_environment(), "/", 20, 4096});
-  for (std::size_t p = 0; apps.exited && apps.exit_code == 0 && (p = apps.out.find_first_of("0123456789", p)) !=
-                                                                        std::string::npos;) {
+  ProcessResult apps = run_process(ProcessSpec{
+      {smi, "--query-compute-apps=pid", "--format=csv,noheader", "-i", gpu}, current_environment(), "/", 20, 4096});
+  for (std::size_t p = 0;
+       apps.exited && apps.exit_code == 0 && (p = apps.out.find_first_of("0123456789", p)) != std::string::npos;) {
     ++m.processes;
     p = apps.out.find('\n', p);
   }
@@ -85,10 +88,14 @@ GpuMemory gpu_memory() {
 
 std::string describe(MachineFault sign) {
   switch (sign) {
-    case MachineFault::GpuMemory: return "a CUDA out-of-memory error";
-    case MachineFault::GpuLost: return "a GPU that is busy, unavailable or lost";
-    case MachineFault::HostMemory: return "the worker killed by the kernel's OOM killer";
-    case MachineFault::None: break;
+    case MachineFault::GpuMemory:
+      return "a CUDA out-of-memory error";
+    case MachineFault::GpuLost:
+      return "a GPU that is busy, unavailable or lost";
+    case MachineFault::HostMemory:
+      return "the worker killed by the kernel's OOM killer";
+    case MachineFault::None:
+      break;
   }
   return "no sign of a fault of the machine";
 }
@@ -117,13 +124,15 @@ std::string machine_fault_reason(MachineFault sign, const GpuMemory& before) {
       if (!before.seen && before.error.find("not on this machine's PATH") == std::string::npos)
         return "the GPU was lost or unavailable (" + before.error + ")";
       if (before.seen && before.compute_mode != "Default" && !before.compute_mode.empty() && before.processes > 0)
-        return "the GPU admits one process at a time (" + before.compute_mode + ") and a process outside this grade "
+        return "the GPU admits one process at a time (" + before.compute_mode +
+               ") and a process outside this grade "
                "held it when the run was retried alone";
       return "";
     case MachineFault::HostMemory:
       // The kernel counted an OOM kill during each of the two runs, and each ended the worker by SIGKILL.
       return "the grading machine ran out of host memory: the kernel's OOM killer stopped the worker twice";
-    case MachineFault::None: break;
+    case MachineFault::None:
+      break;
   }
   return "";
 }

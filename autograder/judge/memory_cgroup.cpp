@@ -152,11 +152,12 @@ MemoryCgroups::Run MemoryCgroups::open() {
     return run;
   }
   const std::string limit = std::to_string(limit_);
-  bool ok = v2_ ? write_file(run.dir + "/memory.max", limit)
-                : write_file(run.dir + "/memory.limit_in_bytes", limit);
+  bool ok = v2_ ? write_file(run.dir + "/memory.max", limit) : write_file(run.dir + "/memory.limit_in_bytes", limit);
   if (ok) {  // no swap to escape into, where the kernel accounts it
-    if (v2_) write_file(run.dir + "/memory.swap.max", "0");
-    else write_file(run.dir + "/memory.memsw.limit_in_bytes", limit);
+    if (v2_)
+      write_file(run.dir + "/memory.swap.max", "0");
+    else
+      write_file(run.dir + "/memory.memsw.limit_in_bytes", limit);
     run.procs_fd = ::open((run.dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
   }
   run.oom_kills_before = oom_kills(run);

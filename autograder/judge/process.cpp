@@ -70,6 +70,42 @@ void append_capped(std::string& dst, const char* buf, std::size_t n, std::size_t
   dst.append(buf, take);
   if (take < n) truncated = true;
 }
+
+// Reads what is ready on the child's output pipes (out, err) into r, capped; a pipe that ended is closed.
+void read_pipes(pollfd (&fds)[2], int& open_fds, std::size_t cap, ProcessResult& r) {
+  char buf[65536];
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    ssize_t n = read(fds[i].fd, buf, sizeof buf);
+    if (n <= 0) {
+      close(fds[i].fd);
+      fds[i].fd = -1;
+      --open_fds;
+    } else if (i == 0) {
+      append_capped(r.out, buf, n, cap, r.out_truncated);
+    } else {
+      append_capped(r.err, buf, n, cap, r.err_truncated);
+    }
+  }
+}
+
+// Both pipes ended but the child is not reaped yet: it closed its output before exiting (coreutils do, at exit), or
+// runs on without output. It is waited for, until the wall-clock limit; only then is it killed.
+void reap_after_output(pid_t pid, std::chrono::steady_clock::time_point deadline, int& status, ProcessResult& r) {
+  for (;;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      killpg(pid, SIGKILL);  // whatever it left running in its group goes with it
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      r.timed_out = true;
+      killpg(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return;
+    }
+    usleep(2000);
+  }
+}
 }  // namespace
 
 ProcessResult run_process(const ProcessSpec& spec) {
@@ -104,7 +140,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
   clock::time_point drain_deadline{};
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
-  char buf[65536];
   clock::time_point next_watch = start + std::chrono::milliseconds(250);
   while (open_fds > 0) {
     auto now = clock::now();
@@ -118,22 +153,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
       if (!r.stopped.empty()) killpg(pid, SIGKILL);
     }
     if (child_done && now >= drain_deadline) break;  // a leftover process holds the pipe open
-    int rc = poll(fds, 2, 50);
-    if (rc > 0) {
-      for (int i = 0; i < 2; ++i) {
-        if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        ssize_t n = read(fds[i].fd, buf, sizeof buf);
-        if (n <= 0) {
-          close(fds[i].fd);
-          fds[i].fd = -1;
-          --open_fds;
-        } else if (i == 0) {
-          append_capped(r.out, buf, n, spec.output_cap, r.out_truncated);
-        } else {
-          append_capped(r.err, buf, n, spec.output_cap, r.err_truncated);
-        }
-      }
-    }
+    if (poll(fds, 2, 50) > 0) read_pipes(fds, open_fds, spec.output_cap, r);
     if (!child_done && waitpid(pid, &status, WNOHANG) == pid) {
       child_done = true;
       killpg(pid, SIGKILL);  // whatever it left running in its group goes with it
@@ -142,21 +162,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
-  // Both pipes ended but the child is not reaped yet: it closed its output before exiting (coreutils do, at exit),
-  // or runs on without output. It is waited for, until the wall-clock limit; only then is it killed.
-  while (!child_done) {
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      child_done = true;
-      killpg(pid, SIGKILL);  // whatever it left running in its group goes with it
-    } else if (clock::now() >= deadline) {
-      r.timed_out = true;
-      killpg(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      child_done = true;
-    } else {
-      usleep(2000);
-    }
-  }
+  if (!child_done) reap_after_output(pid, deadline, status, r);
   if (spec.watch && r.stopped.empty()) r.stopped = spec.watch();  // what it wrote after the last look counts too
   r.seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (WIFEXITED(status)) {

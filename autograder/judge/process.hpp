@@ -15,7 +15,7 @@ struct ProcessSpec {
   std::string cwd;
   double timeout_s = 60;
   std::size_t output_cap = 64 * 1024;  // bytes kept of each stream; the rest is read and dropped
-  bool compiler = false;  // a compiler or linker: Sandbox::run caps its memory even where a worker's cannot be
+  bool compiler = false;     // a compiler or linker: Sandbox::run caps its memory even where a worker's cannot be
   int cgroup_procs_fd = -1;  // a cgroup's cgroup.procs: the child moves itself there before it executes anything
   // Asked about 4 times a second while it runs, and once when it has ended (never in the child): a non-empty answer
   // stops it, and is the reason
@@ -25,16 +25,17 @@ struct ProcessSpec {
 
 struct ProcessResult {
   bool started = false;
-  int pid = -1;           // also the id of its process group
-  bool exited = false;     // exited normally (then exit_code is valid)
+  int pid = -1;         // also the id of its process group
+  bool exited = false;  // exited normally (then exit_code is valid)
   int exit_code = -1;
-  int term_signal = 0;     // the signal that ended it, if any
+  int term_signal = 0;  // the signal that ended it, if any
   bool timed_out = false;
   std::string out, err;
   bool out_truncated = false, err_truncated = false;
   double seconds = 0;
   bool memory_limit = false;
-  std::string stopped;  // why ProcessSpec::watch (or a request's watch) stopped it  // the kernel's OOM killer stopped a process of its memory cgroup (Sandbox::run)
+  std::string
+      stopped;  // why ProcessSpec::watch (or a request's watch) stopped it  // the kernel's OOM killer stopped a process of its memory cgroup (Sandbox::run)
   std::string describe() const;  // "exited with status 3", "killed by signal 11 (Segmentation fault)", ...
 };
 

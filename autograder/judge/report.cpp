@@ -113,13 +113,23 @@ std::string xml_escape(const std::string& s) {
   std::string o;
   for (unsigned char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
       default:
-        if (c < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += static_cast<char>(c);
+        if (c < 0x20 && c != '\n' && c != '\t')
+          o += ' ';
+        else
+          o += static_cast<char>(c);
     }
   }
   return o;
@@ -144,10 +154,14 @@ std::string quoted(const std::string& text) {
   std::string s = text.size() > kMax ? text.substr(0, kMax) : text;
   std::string o;
   for (unsigned char c : s) {
-    if (c == '\n') o += "\n    | ";
-    else if (c < 0x20 && c != '\t') o += '?';
-    else if (c == 0x7f) o += '?';
-    else o += static_cast<char>(c);
+    if (c == '\n')
+      o += "\n    | ";
+    else if (c < 0x20 && c != '\t')
+      o += '?';
+    else if (c == 0x7f)
+      o += '?';
+    else
+      o += static_cast<char>(c);
   }
   if (text.size() > kMax) o += "\n    | ... (" + std::to_string(text.size() - kMax) + " more characters not shown)";
   return o;
@@ -161,7 +175,8 @@ std::string protections_text(Paint paint) {
   if (box.all_on())
     return "sandbox: all " + std::to_string(box.protections().size()) +
            " protections on (bubblewrap: no network, solutions not mounted; unprivileged uid; limits)\n";
-  std::string t = "\n" + paint(Status::Fail, "WARNING") + ": graded with protections OFF; a submission could forge, "
+  std::string t = "\n" + paint(Status::Fail, "WARNING") +
+                  ": graded with protections OFF; a submission could forge, "
                   "read or disturb more than usual:\n";
   for (auto& p : box.protections())
     if (!p.on) t += "  OFF  " + p.id + ": " + p.what + " (" + p.reason + ")\n";
@@ -216,8 +231,8 @@ void write_progress(const Session& s) {
     undecided.push_back(spec.id);
     return std::string("not decided yet: the grade is still running, or stopped before this check ended");
   });
-  json extra = {{"final", false}, {"undecided", undecided},
-                {"deciding", s.current ? json(s.current->id) : json(nullptr)}};
+  json extra = {
+      {"final", false}, {"undecided", undecided}, {"deciding", s.current ? json(s.current->id) : json(nullptr)}};
   // written beside, then renamed over rows.json: a reader (or a judge that dies mid-write) never sees half a file
   std::error_code ec;
   fs::create_directories(s.cfg.out_dir, ec);
@@ -248,9 +263,8 @@ std::vector<Row> rows_after_crash(const Session& s, const json& progress, const 
       if (!open && !r.id.empty()) decided.push_back(r);
     }
   }
-  auto rows = in_exercise_order(s.exercise, decided, [&](const CheckSpec& spec) {
-    return spec.id == deciding ? deciding_detail : later_detail;
-  });
+  auto rows = in_exercise_order(
+      s.exercise, decided, [&](const CheckSpec& spec) { return spec.id == deciding ? deciding_detail : later_detail; });
   for (auto& r : rows)  // a hint tells a student what to fix: none of these rows is theirs to fix
     if (r.detail == deciding_detail || r.detail == later_detail) r.hint.clear();
   return rows;
@@ -296,17 +310,17 @@ Summary summarize(const std::vector<Row>& rows) {
 
 std::string not_graded_text(const Summary& sum) {
   if (sum.not_graded <= 0) return "";
-  std::string t = fmt_points(sum.all_points - sum.not_graded) + " of " + fmt_points(sum.all_points) +
-                  " points graded: ";
+  std::string t =
+      fmt_points(sum.all_points - sum.not_graded) + " of " + fmt_points(sum.all_points) + " points graded: ";
   bool first = true;
   for (auto& [why, points] : sum.not_graded_why) {
     t += (first ? "" : ", ") + fmt_points(points) + " not graded (" + why + ")";
     first = false;
   }
   if (sum.not_graded_failed > 0)
-    t += sum.not_graded_failed == sum.not_graded ? ", counted as failed (--require-cuda)"
-                                                 : "; " + fmt_points(sum.not_graded_failed) +
-                                                       " of them counted as failed (--require-cuda)";
+    t += sum.not_graded_failed == sum.not_graded
+             ? ", counted as failed (--require-cuda)"
+             : "; " + fmt_points(sum.not_graded_failed) + " of them counted as failed (--require-cuda)";
   return t;
 }
 
@@ -379,9 +393,16 @@ std::string render_junit(const Session& s, const std::vector<Row>& rows, double 
 }
 
 json row_json(const Row& r) {
-  return {{"id", r.id}, {"title", r.title}, {"status", status_word(r.status)}, {"points", r.points},
-          {"max_points", r.max_points}, {"detail", r.detail}, {"expected", r.expected}, {"seen", r.seen},
-          {"hint", r.hint}, {"not_graded", r.not_graded}};
+  return {{"id", r.id},
+          {"title", r.title},
+          {"status", status_word(r.status)},
+          {"points", r.points},
+          {"max_points", r.max_points},
+          {"detail", r.detail},
+          {"expected", r.expected},
+          {"seen", r.seen},
+          {"hint", r.hint},
+          {"not_graded", r.not_graded}};
 }
 
 Row row_from_json(const json& j) {
@@ -404,8 +425,9 @@ Row row_from_json(const json& j) {
 }
 
 std::string render_rows_json(const Session& s, const std::vector<Row>& rows, const Summary& sum, const json& extra) {
-  json out = {{"exercise", s.exercise.id}, {"seed", s.cfg.seed}, {"score", sum.score}, {"max_score", sum.max_score},
-              {"passed", sum.passed}, {"failed", sum.failed}, {"skipped", sum.skipped}, {"rows", json::array()}};
+  json out = {{"exercise", s.exercise.id},  {"seed", s.cfg.seed},   {"score", sum.score},
+              {"max_score", sum.max_score}, {"passed", sum.passed}, {"failed", sum.failed},
+              {"skipped", sum.skipped},     {"rows", json::array()}};
   for (auto& r : rows) out["rows"].push_back(row_json(r));
   // the points this machine could not grade, and why: machine-readable for the gradebook and the tests
   out["points_total"] = sum.all_points;
@@ -414,7 +436,7 @@ std::string render_rows_json(const Session& s, const std::vector<Row>& rows, con
   out["protections"] = Sandbox::get().protections_json();
   out["sandbox_uid"] = Sandbox::get().uid();
   out["worker_server_uid"] = Sandbox::get().server_uid();
-  struct rusage self {};
+  struct rusage self{};
   getrusage(RUSAGE_SELF, &self);  // the judge's own peak memory, not its workers' (a hostile answer must not grow it)
   out["judge_peak_rss_mb"] = static_cast<double>(self.ru_maxrss) / 1024.0;
   out["timeline"] = s.timeline;
@@ -456,7 +478,8 @@ std::string render_gradescope(const Session& s, const std::vector<Row>& rows, co
                              " failed, " + std::to_string(sum.skipped) + " skipped"},
               {"tests", tests}};
   // Gradescope keeps extra_data; the summary line says when a protection was off, so nobody reads it silently.
-  out["extra_data"] = {{"max_score", sum.max_score}, {"protections", Sandbox::get().protections_json()},
+  out["extra_data"] = {{"max_score", sum.max_score},
+                       {"protections", Sandbox::get().protections_json()},
                        {"points_total", sum.all_points},
                        {"not_graded", {{"points", sum.not_graded}, {"why", json(sum.not_graded_why)}}}};
   std::string line = out["output"].get<std::string>();

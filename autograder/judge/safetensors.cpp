@@ -27,9 +27,12 @@ std::size_t element_size(const std::string& dtype) {
 float half_to_float(uint16_t h) {
   uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
   return sign ? -v : v;
 }
 
@@ -38,7 +41,7 @@ uint16_t float_to_half(float f) {
   std::memcpy(&x, &f, 4);
   uint16_t sign = (x >> 16) & 0x8000;
   if (std::isnan(f)) return sign | 0x7e00;  // not a value comparison: float32 -> float16 encoding
-  float a = std::fabs(f);                    // not a value comparison: the magnitude to encode
+  float a = std::fabs(f);                   // not a value comparison: the magnitude to encode
   if (a >= 65520.0f) return sign | 0x7c00;
   if (a < std::ldexp(1.0f, -25)) return sign;
   int e;
@@ -50,10 +53,42 @@ uint16_t float_to_half(float f) {
   }
   float q = std::nearbyint(std::ldexp(a, 10 - (e - 1)));  // 1024..2048
   uint32_t m = static_cast<uint32_t>(q);
-  if (m == 2048) { m = 1024; ++exp; }
+  if (m == 2048) {
+    m = 1024;
+    ++exp;
+  }
   if (exp >= 31) return sign | 0x7c00;
   return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(m - 1024);
 }
+
+namespace {
+
+// One stored value of `dtype` (a dtype element_size() accepted) at `q`, as a double.
+double decode_value(const std::string& dtype, const unsigned char* q) {
+  if (dtype == "F16") {
+    uint16_t h;
+    std::memcpy(&h, q, 2);
+    return half_to_float(h);
+  }
+  if (dtype == "F32") {
+    float f;
+    std::memcpy(&f, q, 4);
+    return f;
+  }
+  if (dtype == "F64") {
+    double d;
+    std::memcpy(&d, q, 8);
+    return d;
+  }
+  if (dtype == "I64") {
+    int64_t v;
+    std::memcpy(&v, q, 8);
+    return static_cast<double>(v);
+  }
+  return *q ? 1.0 : 0.0;
+}
+
+}  // namespace
 
 std::map<std::string, Tensor> read_safetensors(const std::string& path, std::size_t max_bytes, std::size_t max_values) {
   std::ifstream in(path, std::ios::binary);
@@ -82,7 +117,8 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path, std::siz
     throw FormatError(e.what());
   }
   if (!j.is_object()) throw FormatError("tensor file header is not a JSON object");
-  if (j.size() > kMaxEntries) throw FormatError("tensor file has more than " + std::to_string(kMaxEntries) + " tensors");
+  if (j.size() > kMaxEntries)
+    throw FormatError("tensor file has more than " + std::to_string(kMaxEntries) + " tensors");
   std::map<std::string, Tensor> out;
   // Each tensor's bytes are its own: ranges that overlap (many names over one large range) would multiply what the
   // judge decodes, so they are refused, and the decoded total is bounded.
@@ -115,14 +151,7 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path, std::siz
     if (e > b) ranges.push_back({b, e});
     const unsigned char* p = data.data() + b;
     t.values.resize(static_cast<std::size_t>(numel));
-    for (int64_t i = 0; i < numel; ++i) {
-      const unsigned char* q = p + i * es;
-      if (t.dtype == "F16") { uint16_t h; std::memcpy(&h, q, 2); t.values[i] = half_to_float(h); }
-      else if (t.dtype == "F32") { float f; std::memcpy(&f, q, 4); t.values[i] = f; }
-      else if (t.dtype == "F64") { double d; std::memcpy(&d, q, 8); t.values[i] = d; }
-      else if (t.dtype == "I64") { int64_t v; std::memcpy(&v, q, 8); t.values[i] = static_cast<double>(v); }
-      else t.values[i] = *q ? 1.0 : 0.0;
-    }
+    for (int64_t i = 0; i < numel; ++i) t.values[i] = decode_value(t.dtype, p + i * es);
     out.emplace(name, std::move(t));
   }
   std::sort(ranges.begin(), ranges.end());
@@ -136,17 +165,26 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   std::vector<unsigned char> data;
   for (auto& [name, t] : tensors) {
     std::size_t es = element_size(t.dtype);
-    if (static_cast<int64_t>(t.values.size()) != t.numel()) throw FormatError("tensor '" + name + "' shape/value mismatch");
+    if (static_cast<int64_t>(t.values.size()) != t.numel())
+      throw FormatError("tensor '" + name + "' shape/value mismatch");
     std::size_t begin = data.size();
     data.resize(begin + t.values.size() * es);
     unsigned char* p = data.data() + begin;
     for (std::size_t i = 0; i < t.values.size(); ++i) {
       double v = t.values[i];
-      if (t.dtype == "F16") { uint16_t h = float_to_half(static_cast<float>(v)); std::memcpy(p + i * 2, &h, 2); }
-      else if (t.dtype == "F32") { float f = static_cast<float>(v); std::memcpy(p + i * 4, &f, 4); }
-      else if (t.dtype == "F64") std::memcpy(p + i * 8, &v, 8);
-      else if (t.dtype == "I64") { int64_t x = static_cast<int64_t>(v); std::memcpy(p + i * 8, &x, 8); }
-      else p[i] = v != 0;
+      if (t.dtype == "F16") {
+        uint16_t h = float_to_half(static_cast<float>(v));
+        std::memcpy(p + i * 2, &h, 2);
+      } else if (t.dtype == "F32") {
+        float f = static_cast<float>(v);
+        std::memcpy(p + i * 4, &f, 4);
+      } else if (t.dtype == "F64")
+        std::memcpy(p + i * 8, &v, 8);
+      else if (t.dtype == "I64") {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p + i * 8, &x, 8);
+      } else
+        p[i] = v != 0;
     }
     header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }

@@ -10,9 +10,9 @@
 namespace judge {
 
 struct Tensor {
-  std::string dtype;            // safetensors name: F16, F32, F64, I64, BOOL
+  std::string dtype;  // safetensors name: F16, F32, F64, I64, BOOL
   std::vector<int64_t> shape;
-  std::vector<double> values;   // row-major, converted to double (exact for every dtype above but large I64)
+  std::vector<double> values;  // row-major, converted to double (exact for every dtype above but large I64)
   int64_t numel() const;
 };
 

@@ -45,8 +45,8 @@ bool judge_variable_allowed(const std::string& name);
 std::map<std::string, std::string> submission_environment();
 
 struct Protection {
-  std::string id;      // e.g. "no_network"
-  std::string what;    // one line: what it stops
+  std::string id;    // e.g. "no_network"
+  std::string what;  // one line: what it stops
   bool on = false;
   std::string reason;  // why it is off (or how it is done, when on)
 };
@@ -135,6 +135,15 @@ class Sandbox {
                                    bool as_init = false) const;
   std::map<std::string, std::string> environment(const std::map<std::string, std::string>& requested,
                                                  const std::filesystem::path& scratch) const;
+  // The steps of configure() (sandbox_setup.cpp), each returning what the reports say of it when it is off.
+  std::string mount_toolchain(const nlohmann::json& tc);
+  std::string start_bubblewrap(const nlohmann::json& tc);
+  std::string choose_uid(const nlohmann::json& tc, const std::filesystem::path& work_dir, bool root);
+  std::string set_limits(bool root);
+  void list_protections(const std::string& refused, const std::string& bwrap_reason, const std::string& uid_reason,
+                        const std::string& cgroup_reason, bool root);
+  // True when `p` is inside `dir` (or is it), lexically.
+  static bool inside(const std::filesystem::path& p, const std::filesystem::path& dir);
   void sweep_uid(int uid = -1) const;
   void empty_keyrings_of(int uid) const;
 };

@@ -33,11 +33,12 @@ std::string kind_of(mode_t mode) {
 
 // Why `name` (an entry of the folder open as `dirfd`) cannot be taken, or "" when it was read into `content`.
 std::string read_entry(int dirfd, const std::string& name, const SubmissionLimits& limits, std::string& content) {
-  struct stat before {};
+  struct stat before{};
   if (fstatat(dirfd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0)
     return errno == ENOENT ? "missing" : name + " cannot be read: " + std::strerror(errno);
   if (S_ISLNK(before.st_mode)) return name + " is a symbolic link: submit the file itself, not a link to it";
-  if (!S_ISREG(before.st_mode)) return name + " is " + kind_of(before.st_mode) + ", not a regular file: submit the file itself";
+  if (!S_ISREG(before.st_mode))
+    return name + " is " + kind_of(before.st_mode) + ", not a regular file: submit the file itself";
   if (before.st_nlink > 1)
     return name + " is a hard link (its contents are shared with another file): submit a copy of the file itself";
   if (static_cast<std::size_t>(before.st_size) > limits.max_file_bytes)
@@ -47,7 +48,7 @@ std::string read_entry(int dirfd, const std::string& name, const SubmissionLimit
   // does not wait; the inode must still be the one that was looked at.
   Fd f(openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (f.fd < 0) return name + " cannot be opened: " + std::strerror(errno);
-  struct stat now {};
+  struct stat now{};
   if (fstat(f.fd, &now) != 0 || !S_ISREG(now.st_mode) || now.st_ino != before.st_ino || now.st_dev != before.st_dev ||
       now.st_nlink > 1)
     return name + " changed while it was being read: grade a folder nothing else is writing to";
@@ -71,6 +72,46 @@ bool plain_name(const std::string& n) {
   return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos && n.find('\0') == std::string::npos;
 }
 
+// Why the submission folder could not be opened (errno `e`), in words.
+std::string unopened_folder(const std::string& where, int e) {
+  struct stat st{};
+  if (lstat(where.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    return "the submission folder " + where + " is a symbolic link: grade the folder itself, not a link to it";
+  if (e == ENOENT) return "the submission folder " + where + " does not exist";
+  if (e == ENOTDIR) return "the submission " + where + " is not a folder";
+  return "cannot read the submission folder " + where + ": " + std::strerror(e);
+}
+
+// The optional files the folder holds (not the required ones), listed without reading more than the limit's
+// entries; why the folder could not be listed, or "".
+std::string list_optional(int dir_fd, const std::string& where, const std::vector<std::string>& required,
+                          const std::function<bool(const std::string&)>& optional, const SubmissionLimits& limits,
+                          std::vector<std::string>& extra) {
+  int listing_fd = dup(dir_fd);
+  DIR* d = listing_fd >= 0 ? fdopendir(listing_fd) : nullptr;
+  if (!d) {
+    if (listing_fd >= 0) close(listing_fd);
+    return "cannot list the submission folder " + where + ": " + std::strerror(errno);
+  }
+  std::size_t seen = 0;
+  bool too_many = false;
+  while (struct dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (++seen > limits.max_entries) {
+      too_many = true;
+      break;
+    }
+    if (std::find(required.begin(), required.end(), name) != required.end() || !optional(name)) continue;
+    extra.push_back(name);
+  }
+  closedir(d);
+  if (too_many)
+    return "the submission folder " + where + " holds more than " + std::to_string(limits.max_entries) +
+           " entries: submit the exercise's files only";
+  return "";
+}
+
 }  // namespace
 
 SubmissionRead read_submission(const std::filesystem::path& folder, const std::vector<std::string>& required,
@@ -80,16 +121,7 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   const std::string where = folder.string();
   Fd dir(open(where.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.fd < 0) {
-    int e = errno;
-    struct stat st {};
-    if (lstat(where.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-      r.failure = "the submission folder " + where + " is a symbolic link: grade the folder itself, not a link to it";
-    else if (e == ENOENT)
-      r.failure = "the submission folder " + where + " does not exist";
-    else if (e == ENOTDIR)
-      r.failure = "the submission " + where + " is not a folder";
-    else
-      r.failure = "cannot read the submission folder " + where + ": " + std::strerror(e);
+    r.failure = unopened_folder(where, errno);
     return r;
   }
   std::size_t total = 0;
@@ -118,30 +150,9 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   }
   // The optional files: list the folder (bounded), then take them in name order, so a grade does not depend on the
   // order the file system lists them in.
-  int listing_fd = dup(dir.fd);
-  DIR* d = listing_fd >= 0 ? fdopendir(listing_fd) : nullptr;
-  if (!d) {
-    if (listing_fd >= 0) close(listing_fd);
-    r.failure = "cannot list the submission folder " + where + ": " + std::strerror(errno);
-    return r;
-  }
   std::vector<std::string> extra;
-  std::size_t seen = 0;
-  bool too_many = false;
-  while (struct dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    if (++seen > limits.max_entries) {
-      too_many = true;
-      break;
-    }
-    if (std::find(required.begin(), required.end(), name) != required.end() || !optional(name)) continue;
-    extra.push_back(name);
-  }
-  closedir(d);
-  if (too_many) {
-    r.failure = "the submission folder " + where + " holds more than " + std::to_string(limits.max_entries) +
-                " entries: submit the exercise's files only";
+  if (std::string why = list_optional(dir.fd, where, required, optional, limits, extra); !why.empty()) {
+    r.failure = why;
     return r;
   }
   if (extra.size() > limits.max_extra_files) {

@@ -11,20 +11,20 @@
 namespace judge {
 
 struct SubmissionLimits {
-  std::size_t max_file_bytes = 1u << 20;    // one source file
-  std::size_t max_total_bytes = 8u << 20;   // everything taken from the folder
-  std::size_t max_entries = 4096;           // entries of the folder looked at
-  std::size_t max_extra_files = 64;         // optional files taken (headers)
+  std::size_t max_file_bytes = 1u << 20;   // one source file
+  std::size_t max_total_bytes = 8u << 20;  // everything taken from the folder
+  std::size_t max_entries = 4096;          // entries of the folder looked at
+  std::size_t max_extra_files = 64;        // optional files taken (headers)
 };
 
 struct SubmissionFile {
-  std::string name;     // a plain file name: no folder part
+  std::string name;  // a plain file name: no folder part
   std::string content;
 };
 
 struct SubmissionRead {
   bool ok = false;
-  std::string failure;  // one line a student can act on, naming the file
+  std::string failure;                // one line a student can act on, naming the file
   std::vector<SubmissionFile> files;  // the required ones first, in the order asked, then the optional ones
 };
 

@@ -22,12 +22,15 @@
 #include "../judge/diagnostics.hpp"
 #include "../judge/grading.hpp"
 #include "../judge/json.hpp"
+#include "../judge/json_schema.hpp"
 #include "../judge/machine_faults.hpp"
 #include "../judge/memory_cgroup.hpp"
+#include "../judge/phase.hpp"
 #include "../judge/process.hpp"
 #include "../judge/report.hpp"
 #include "../judge/safetensors.hpp"
 #include "../judge/sandbox.hpp"
+#include "../judge/session_internal.hpp"
 #include "../judge/sha256.hpp"
 
 using namespace judge;
@@ -735,4 +738,103 @@ TEST_CASE("memory cgroups: a killed judge's are removed by the next one; a live 
   CHECK(::kill(child, 0) == 0);  // what kill() alone would have called alive
   waitpid(child, nullptr, 0);
   CHECK(process_alive(getpid()));
+}
+
+TEST_CASE("phase.json: the judge says where a grade is, atomically, in the form its schema declares") {
+  const fs::path out = temp_path("_phase");
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const json schema = read_json_bounded(fs::path(COURSE_SOURCE_DIR) / "autograder" / "schemas" / "phase.schema.json");
+  auto phase = [&] { return read_json_bounded(out / "phase.json"); };
+  write_phase(out, "compiling", "compiling mm16_cpu.cpp (1/3)");
+  CHECK(phase() == json{{"phase", "compiling"}, {"text", "compiling mm16_cpu.cpp (1/3)"}});
+  CHECK(schema_mismatch(schema, phase()) == "");
+  CHECK_FALSE(fs::exists(out / "phase.json.tmp"));  // renamed over phase.json, never left beside it
+  write_phase(out, "checks", "running checks (mm16)");
+  CHECK(phase()["text"] == "running checks (mm16)");
+  // the session's end writes "done" (Session::finish, whatever ran before it)
+  auto& s = Session::get();
+  const Config saved = s.cfg;
+  s.cfg.out_dir = out;
+  s.cfg.work_dir = out / "work";
+  s.finish();
+  s.cfg = saved;
+  CHECK(phase() == json{{"phase", "done"}, {"text", "done"}});
+  CHECK(schema_mismatch(schema, phase()) == "");
+  CHECK(schema_mismatch(schema, json{{"phase", "linking"}}) != "");          // text is required
+  CHECK(schema_mismatch(schema, json{{"phase", "running"}, {"text", ""}}) != "");  // one of the five phases
+  write_phase(out / "missing", "done", "done");  // no folder: nothing written, nothing thrown
+  CHECK_FALSE(fs::exists(out / "missing"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("JSON Schema subset: each keyword the schema files use, and the first mismatch with its path") {
+  const json schema = json::parse(R"({
+    "type": "object", "additionalProperties": false, "required": ["n", "list"],
+    "properties": {
+      "n": {"type": "integer", "minimum": 0, "maximum": 10},
+      "list": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"$ref": "#/$defs/item"}},
+      "kind": {"enum": ["a", "b"]}, "ok": {"const": true}, "name": {"type": "string", "minLength": 1, "maxLength": 3},
+      "either": {"type": ["array", "object"], "items": {"type": "string"}, "additionalProperties": false,
+                 "properties": {"error": {"type": "string"}}},
+      "map": {"type": "object", "additionalProperties": {"type": "number"}}
+    },
+    "$defs": {"item": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}}
+  })");
+  const json good = json::parse(R"({"n": 3, "list": [{"id": "x", "more": 1}], "kind": "b", "ok": true, "name": "ab",
+                                    "either": ["f"], "map": {"t": 0.5}})");
+  CHECK(schema_mismatch(schema, good) == "");
+  auto with = [&](const std::string& key, json value) {
+    json j = good;
+    j[key] = std::move(value);
+    return schema_mismatch(schema, j);
+  };
+  CHECK(with("n", 3.0) == "");  // an integer is a number without a fractional part
+  CHECK(with("n", 3.5) == "at $.n: expected integer, found number");
+  CHECK(with("n", true) == "at $.n: expected integer, found boolean");
+  CHECK(with("n", 11) == "at $.n: 11 is above the maximum 10");
+  CHECK(with("n", -1) == "at $.n: -1 is below the minimum 0");
+  CHECK(with("list", json::array()) == "at $.list: fewer than 1 items");
+  CHECK(with("list", json::parse(R"([{"id": "x"}, {"id": 2}])")) == "at $.list[1].id: expected string, found integer");
+  CHECK(with("list", json::parse(R"([{}])")) == "at $.list[0]: the key 'id' is missing");
+  CHECK(with("kind", "c") == "at $.kind: \"c\" is not one of [\"a\",\"b\"]");
+  CHECK(with("ok", false) == "at $.ok: expected true, found false");
+  CHECK(with("name", "") == "at $.name: a string shorter than 1 characters");
+  CHECK(with("either", json{{"error", "raised"}}) == "");
+  CHECK(with("either", json{{"flags", 1}}) == "at $.either: the key 'flags' is not declared");
+  CHECK(with("either", "x") == "at $.either: expected [\"array\",\"object\"], found string");
+  CHECK(with("map", json{{"t", "slow"}}) == "at $.map.t: expected number, found string");
+  CHECK(with("extra", 1) == "at $: the key 'extra' is not declared");
+  json missing = good;
+  missing.erase("n");
+  CHECK(schema_mismatch(schema, missing) == "at $: the key 'n' is missing");
+  // a keyword outside the subset is a course bug, never silently ignored
+  CHECK_THROWS_AS(schema_mismatch(json{{"oneOf", json::array()}}, good), std::logic_error);
+  CHECK_THROWS_AS(schema_mismatch(json{{"$ref", "other.json"}}, good), std::logic_error);
+}
+
+TEST_CASE("a worker's answer is held to its group's schema: the envelope always, the report when it says ok") {
+  const fs::path root = COURSE_SOURCE_DIR;
+  json answer = json::parse(R"({"nonce": "abc", "group": "harness", "status": "ok", "timing": {"import": 0.5},
+                                "tests": [{"id": "T.test_a", "outcome": "passed"},
+                                          {"id": "T.test_b", "outcome": "failed", "message": "AssertionError"}]})");
+  CHECK(answer_mismatch(root, "harness", answer) == "");
+  json error = {{"nonce", "abc"}, {"group", "harness"}, {"status", "error"}, {"error", "ImportError: x"},
+                {"error_in_submission", true}};
+  CHECK(answer_mismatch(root, "harness", error) == "");  // an error answer has no report to hold
+  json odd = answer;
+  odd["tests"][1]["outcome"] = "passed, honestly";
+  CHECK(answer_mismatch(root, "harness", odd) ==
+        "the worker's answer does not match autograder/schemas/worker/harness.schema.json: at $.tests[1].outcome: "
+        "\"passed, honestly\" is not one of [\"passed\",\"failed\",\"error\",\"skipped\"]; nothing from it is trusted");
+  json no_status = answer;
+  no_status.erase("status");
+  CHECK(answer_mismatch(root, "harness", no_status) ==
+        "the worker's answer does not match autograder/schemas/worker/response.schema.json: at $: the key 'status' is "
+        "missing; nothing from it is trusted");
+  json partial = {{"nonce", "abc"}, {"group", "profile"}, {"status", "ok"}, {"trace", "trace.json"}};
+  CHECK(answer_mismatch(root, "profile", partial).find("profile.schema.json: at $: the key 'answers' is missing") !=
+        std::string::npos);
+  CHECK(answer_mismatch(root, "no_such_group", json{{"nonce", "a"}, {"group", "no_such_group"}, {"status", "ok"}})
+            .find("the judge has no declaration of the group 'no_such_group'") != std::string::npos);
 }

@@ -3,8 +3,8 @@ types and messages, what opcheck / gradcheck / torch.compile said. The judge cho
 decides every verdict.
 
 The judge's request lists probes (args["probes"]); each is run in order and answered under its own name, as
-mm16_protocol.json declares: report[NAME] (checked against the declaration before it is written) and tensors NAME or
-NAME.SUFFIX. The judge decides which probes share a process: a CUDA-graph capture that synchronises the device, or an
+autograder/schemas/worker/mm16_protocol.json declares: report[NAME] (checked against the declaration before it is
+written) and tensors NAME or NAME.SUFFIX. The judge decides which probes share a process: a CUDA-graph capture that synchronises the device, or an
 invalid call that ends the process, costs only the rows that needed that run.
 """
 import json
@@ -15,7 +15,9 @@ import torch
 
 from groups_common import dispatched_ops, group
 
-PROTOCOL = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mm16_protocol.json")))
+# declared with the other worker answers (autograder/schemas/worker/), which the sandbox mounts beside this folder
+PROTOCOL = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "schemas", "worker",
+                                       "mm16_protocol.json")))
 
 VIEWS = {  # how a stored tensor becomes the operand (mm16_protocol.json "views")
     "contiguous": lambda t: t,

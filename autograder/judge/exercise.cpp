@@ -1,0 +1,101 @@
+// Loading an exercise: its exercise.json resolved against the check catalog (the course's, never the
+// submission's), and CMake's CUDA architecture list turned into the nvcc flags the judge builds with.
+#include <algorithm>
+#include <sstream>
+
+#include "grading.hpp"
+
+namespace judge {
+
+// COURSE_CUDA_ARCHITECTURES (CMake syntax) -> nvcc -gencode flags
+std::vector<std::string> gencode_flags(const std::string& arch_list) {
+  std::vector<std::string> flags;
+  std::stringstream ss(arch_list);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    if (item.empty()) continue;
+    std::string arch = item, kind = "both";
+    auto dash = item.find('-');
+    if (dash != std::string::npos) {
+      arch = item.substr(0, dash);
+      kind = item.substr(dash + 1);
+    }
+    std::string code = kind == "real"      ? "sm_" + arch
+                       : kind == "virtual" ? "compute_" + arch
+                                           : "[sm_" + arch + ",compute_" + arch + "]";
+    flags.push_back("-gencode=arch=compute_" + arch + ",code=" + code);
+  }
+  return flags;
+}
+
+// exercises/ID/exercise.json (format 2) with its checks resolved from the catalog autograder/metadata/checks.json:
+// the judge's reader of the metadata that opcourse/metadata.py reads for Python (same rules, same messages).
+Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_file) {
+  json j = read_json_bounded(metadata_file);
+  json catalog = read_json_bounded(catalog_file);
+  const std::string where = metadata_file.string();
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok) throw std::runtime_error(where + ": " + what);
+  };
+  need(j.is_object() && j.contains("format_version") && j["format_version"] == 2,
+       "format_version must be 2 (checks as ids of autograder/metadata/checks.json)");
+  need(catalog.is_object() && catalog.contains("checks") && catalog["checks"].is_object(),
+       catalog_file.string() + " has no 'checks' object");
+  const json& known = catalog["checks"];
+  auto text = [&](const json& o, const char* key, bool required) -> std::string {
+    if (!o.contains(key)) {
+      need(!required, std::string("'") + key + "' is missing");
+      return "";
+    }
+    need(o[key].is_string(), std::string("'") + key + "' must be a string");
+    return o[key].get<std::string>();
+  };
+  Exercise e;
+  e.id = text(j, "id", true);
+  e.title = text(j, "title", true);
+  e.chapter = text(j, "chapter", false);
+  e.library = text(j, "library", false);  // empty: a Python-only exercise (the operator under test is the course's)
+  for (const char* list : {"sources", "hints"}) {
+    need(j.contains(list) && j[list].is_array(), std::string("'") + list + "' must be a list");
+    for (auto& x : j[list]) {
+      need(x.is_string(), std::string("'") + list + "' must hold strings");
+      (std::string(list) == "sources" ? e.sources : e.hints).push_back(x.get<std::string>());
+    }
+  }
+  if (j.contains("cuda_sources")) {
+    need(j["cuda_sources"].is_array(), "'cuda_sources' must be a list");
+    for (auto& x : j["cuda_sources"]) {
+      need(x.is_string() && std::find(e.sources.begin(), e.sources.end(), x.get<std::string>()) != e.sources.end(),
+           "'cuda_sources' must name files of 'sources'");
+      e.cuda_sources.push_back(x.get<std::string>());
+    }
+  }
+  need(j.contains("checks") && j["checks"].is_array() && !j["checks"].empty(), "'checks' must be a non-empty list");
+  for (auto& entry : j["checks"]) {
+    need(entry.is_string() || (entry.is_object() && entry.contains("id") && entry["id"].is_string()),
+         "each check is an id, or {\"id\": ..., \"hint\": ...}");
+    CheckSpec s;
+    s.id = entry.is_string() ? entry.get<std::string>() : entry["id"].get<std::string>();
+    need(known.contains(s.id) && known[s.id].is_object(),
+         "check '" + s.id + "' is not declared in autograder/metadata/checks.json");
+    const json& c = known[s.id];
+    s.title = text(c, "title", true);
+    s.hint = entry.is_object() && entry.contains("hint") ? text(entry, "hint", true) : text(c, "hint", false);
+    need(c.contains("points") && c["points"].is_number() && c["points"].get<double>() > 0,
+         "check '" + s.id + "' needs positive points in checks.json");
+    s.points = c["points"].get<double>();
+    s.cuda = c.contains("cuda") && c["cuda"] == true;
+    s.toolkit = s.cuda || (c.contains("toolkit") && c["toolkit"] == true);
+    for (auto& other : e.checks) need(other.id != s.id, "check '" + s.id + "' is listed twice");
+    e.checks.push_back(s);
+  }
+  return e;
+}
+
+const CheckSpec* Exercise::find_check(const std::string& id) const {
+  for (auto& c : checks)
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+}  // namespace judge
