@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes this clone's own Python environment, .course/env-KEY (ignored by git; KEY from BASE_PYTHON's path, so a
-# set-up on another python, a test's stand-in say, makes another one beside it instead of replacing the one in use),
-# and prints its python: the interpreter of
+# Makes this clone's own Python environment, $COURSE_CACHE/clone-envs/CLONE-BASE (CLONE from the clone's folder, BASE
+# from BASE_PYTHON's path, so a set-up on another python, a test's stand-in say, makes another one beside it instead of
+# replacing the one in use), and prints its python: the interpreter of
 # BASE_PYTHON (the python with torch: the course's environment shared by every clone of this machine, or an installed
 # python such as the GPU machine's), seeing every package BASE_PYTHON sees, plus the package opcourse installed in
 # editable mode from this clone.
@@ -19,11 +19,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 base=${1:?usage: tools/clone_env.sh BASE_PYTHON}
-env_dir="$root/.course/env-$(printf '%s' "$base" | sha256sum | cut -c1-8)"
+# Outside the clone, beside the shared environment: the clone holds only its own files (pip's editable install writes
+# a finder module of its own, which is not the course's code), and `git clean` never takes the environment away.
+cache=${COURSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/opcourse}
+key() { printf '%s' "$1" | sha256sum | cut -c1-"$2"; }
+env_dir="$cache/clone-envs/$(key "$root" 16)-$(key "$base" 8)"
 say() { echo "setup: $*" >&2; }
 
 want="$base|$root|$(cat "$root/pyproject.toml" "$0" | sha256sum | cut -c1-16)"  # this recipe counts too
-mkdir -p "$root/.course"
+mkdir -p "$cache/clone-envs"
 exec 9>"$env_dir.lock"
 flock 9
 if [ "$(cat "$env_dir/.installed" 2>/dev/null)" != "$want" ]; then

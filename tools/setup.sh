@@ -9,7 +9,7 @@
 #     $COURSE_CACHE (default ~/.cache/opcourse), keyed by a hash of the pins in requirements/course.txt (comments aside), so every fresh clone
 #     on this machine reuses it and only a new machine pays the download;
 #   * COURSE_PYTHON=/path/to/python3: use an already-installed torch, no venv, no downloads (the lent GPU machine).
-# Either way the commands then run in the clone's own environment, .course/env-KEY, made on top of that python with the
+# Either way the commands then run in the clone's own environment (tools/clone_env.sh: COURSE_CACHE/clone-envs/CLONE-BASE), made on top of that python with the
 # package opcourse/ installed from this clone (tools/clone_env.sh): the COURSE_PYTHON this prints. Given back as
 # COURSE_PYTHON (the commands and tests pass it on), it stands for the python it was made on.
 # COURSE_CUDA=off: no CUDA toolkit (a laptop): the CPU sources are built and graded, every row that needs nvcc or a
@@ -202,7 +202,7 @@ bwrap_bin=$(command -v bwrap || true)
 [ -z "$bwrap_bin" ] && [ -n "$deps_root" ] && [ -x "$deps_root/usr/bin/bwrap" ] && bwrap_bin="$deps_root/usr/bin/bwrap"
 
 # this clone's own environment on top of $python, with opcourse installed from this clone (cheap when done)
-clone_python=$("$root/tools/clone_env.sh" "$python") || die "could not make this clone's environment (.course/env-KEY) on $python"
+clone_python=$("$root/tools/clone_env.sh" "$python") || die "could not make this clone's environment (tools/clone_env.sh) on $python"
 
 cat <<EOF
 COURSE_PYTHON=$clone_python

@@ -54,7 +54,12 @@ try:
     py_a, _ = clone_env(a, BASE)
     py_b, _ = clone_env(b, BASE)
     env_a = Path(py_a).parent.parent
-    expect(env_a.parent == a / ".course" and env_a.name.startswith("env-"), f"a's environment is in a/.course ({py_a})")
+    expect(env_a.parent.name == "clone-envs" and not env_a.resolve().is_relative_to(a.resolve()),
+           f"a's environment is outside the clone, beside the shared one ({py_a})")
+    made = [Path(py_a).parent.parent, Path(py_b).parent.parent]  # removed at the end: the temporary clones go too
+    left = sorted(str(p.relative_to(a)) for p in a.rglob("*.py") if "__pycache__" not in p.parts
+                  and not p.is_relative_to(a / "opcourse"))
+    expect(not left, f"the set-up left no Python file in the clone beside its package ({left})")
     expect(imports_from(py_a) == str((a / "opcourse" / "__init__.py").resolve()), "clone a imports a's opcourse")
     expect(imports_from(py_b) == str((b / "opcourse" / "__init__.py").resolve()), "clone b imports b's opcourse")
     expect(imports_from(py_a, "torch") == torch_origin, "a's environment sees the shared environment's torch")
@@ -71,11 +76,13 @@ try:
     shutil.copytree(a, moved, symlinks=True)
     py_moved, _ = clone_env(moved, BASE)
     expect(imports_from(py_moved) == str((moved / "opcourse" / "__init__.py").resolve()),
-           "a copied clone (its .course/env carried along) is redone and imports its own opcourse")
+           "a copy of a clone in another folder gets its own environment and imports its own opcourse")
+    made.append(Path(py_moved).parent.parent)
 
     # pip made to fail (a constraints file that does not exist): the stand-in link
     c = copy_of_course(tmp / "c")
     py_c, said = clone_env(c, BASE, PIP_CONSTRAINT=str(tmp / "no-such-constraints.txt"))
+    made.append(Path(py_c).parent.parent)
     expect("linking it instead" in said, "where pip cannot install, clone_env.sh says it links instead")
     expect(imports_from(py_c) == str((c / "opcourse" / "__init__.py").resolve()), "the linked package is c's own")
 
@@ -83,9 +90,13 @@ try:
     plain = os.path.realpath(BASE)
     d = copy_of_course(tmp / "d")
     py_d, _ = clone_env(d, plain)
+    made.append(Path(py_d).parent.parent)
     expect(Path(py_d).parent.parent.name != env_a.name, "another base python, another environment beside it")
     expect(imports_from(py_d) == str((d / "opcourse" / "__init__.py").resolve()),
            f"on the plain interpreter {plain}, clone d imports its own opcourse")
     print("ok: every clone imports its own opcourse")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
+    for env in locals().get("made", []):
+        shutil.rmtree(env, ignore_errors=True)
+        Path(str(env) + ".lock").unlink(missing_ok=True)
