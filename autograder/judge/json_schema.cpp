@@ -39,9 +39,12 @@ std::string type_name(const json& v) {
 
 // JSON Schema's types: an integer is any number without a fractional part (1.0 included); a boolean is no number.
 bool is_type(const json& v, const std::string& type) {
-  if (type == "integer")
-    return v.is_number_integer() ||
-           (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>());
+  if (type == "integer") {
+    if (!v.is_number()) return false;
+    if (v.is_number_integer()) return true;
+    const double d = v.get<double>();
+    return std::isfinite(d) && std::floor(d) == d;  // not a value comparison: a whole number, JSON Schema's integer
+  }
   if (type == "number") return v.is_number();
   return type_name(v) == type;
 }
