@@ -6,6 +6,7 @@ load() returns the exercise with its checks resolved: a list of {"id", "title", 
 in table order ("toolkit": needs the CUDA toolkit, which every "cuda" check does too), so no reader needs to know about
 the catalog.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,10 @@ def raw(ex: str, root: Path = ROOT) -> dict:
     path = Path(root) / "exercises" / ex / "exercise.json"
     data = _read(path)
     if data.get("format_version") != FORMAT_VERSION:
-        raise MetadataError(f"{path}: format_version {data.get('format_version')!r}; this course reads "
-                            f"{FORMAT_VERSION} (checks as ids of autograder/metadata/checks.json)")
+        raise MetadataError(
+            f"{path}: format_version {data.get('format_version')!r}; this course reads "
+            f"{FORMAT_VERSION} (checks as ids of autograder/metadata/checks.json)"
+        )
     return data
 
 
@@ -72,8 +75,9 @@ def load(ex: str, root: Path = ROOT) -> dict:
         checks.append(check)
     sources, cuda_sources = data.get("sources", []), data.get("cuda_sources", [])
     if not set(cuda_sources) <= set(sources):
-        raise MetadataError(f"{where}: cuda_sources names files that are not in sources: "
-                            f"{sorted(set(cuda_sources) - set(sources))}")
+        raise MetadataError(
+            f"{where}: cuda_sources names files that are not in sources: {sorted(set(cuda_sources) - set(sources))}"
+        )
     if uncounted := [s for s in sources if s.endswith(".cu") and s not in cuda_sources]:
         raise MetadataError(f"{where}: {uncounted} need the CUDA toolkit: list them in cuda_sources")
     return {**data, "checks": checks}
@@ -88,9 +92,10 @@ def schema_problems(root: Path = ROOT) -> list[str]:
     import jsonschema  # the course's venv has it; a machine without it cannot run the integrity check
 
     problems = []
-    for name, files in (("checks.schema.json", [Path(root) / "autograder" / "metadata" / "checks.json"]),
-                        ("exercise.schema.json", [Path(root) / "exercises" / ex / "exercise.json"
-                                                  for ex in exercise_ids(root)])):
+    for name, files in (
+        ("checks.schema.json", [Path(root) / "autograder" / "metadata" / "checks.json"]),
+        ("exercise.schema.json", [Path(root) / "exercises" / ex / "exercise.json" for ex in exercise_ids(root)]),
+    ):
         validator = jsonschema.Draft202012Validator(json.loads((HERE / name).read_text()))
         for f in files:
             try:

@@ -17,6 +17,7 @@ expected.json keys that shape the submission (the verdict keys are run_planted.p
 A secret file (@SECRET@, holding @SECRET_TEXT@) is made outside the submission for every case: a case that points
 at it shows that nothing of a file outside the submission reaches a report.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,9 @@ def apply_patch(text: str, edits: list, where: str) -> str:
     for old, new in edits:
         n = text.count(old)
         if n != 1:
-            raise PlantedError(f"{where}: the patch no longer applies: {old[:80]!r} occurs {n} times (it must occur "
-                               "exactly once)")
+            raise PlantedError(
+                f"{where}: the patch no longer applies: {old[:80]!r} occurs {n} times (it must occur exactly once)"
+            )
         text = text.replace(old, new)
     return text
 
@@ -63,15 +65,19 @@ def patched_files(course_root: Path, case_dir: Path, expected: dict | None = Non
     for fname, edits in expected.get("patch", {}).items():
         src = base / fname
         if not src.is_file():
-            raise PlantedError(f"{case_dir.parent.name}/{case_dir.name}: the patch names {fname}, which "
-                               f"{expected['submission']} does not have")
+            raise PlantedError(
+                f"{case_dir.parent.name}/{case_dir.name}: the patch names {fname}, which "
+                f"{expected['submission']} does not have"
+            )
         out[fname] = apply_patch(src.read_text(), edits, f"{case_dir.parent.name}/{case_dir.name}: {fname}")
     return out
 
 
 def needs_copy(expected: dict) -> bool:
-    return any(k in expected for k in ("patch", "template", "links", "hardlinks", "fifos", "submission_link")) \
+    return (
+        any(k in expected for k in ("patch", "template", "links", "hardlinks", "fifos", "submission_link"))
         or "submission" not in expected
+    )
 
 
 def materialize(course_root: Path, case_dir: Path, work: Path, subs: dict[str, str] | None = None) -> Path:
@@ -84,8 +90,14 @@ def materialize(course_root: Path, case_dir: Path, work: Path, subs: dict[str, s
     secret.parent.mkdir(parents=True, exist_ok=True)
     secret.write_text(f"#error {secret_text}\n{secret_text}\n")
     subs = dict(subs or {})
-    subs.update({"@COURSE_ROOT@": str(course_root), "@SITE_PACKAGES@": sysconfig.get_paths()["purelib"],
-                 "@SECRET@": str(secret), "@SECRET_TEXT@": secret_text})
+    subs.update(
+        {
+            "@COURSE_ROOT@": str(course_root),
+            "@SITE_PACKAGES@": sysconfig.get_paths()["purelib"],
+            "@SECRET@": str(secret),
+            "@SECRET_TEXT@": secret_text,
+        }
+    )
     if not needs_copy(expected):
         return course_root / expected["submission"]
     sub = work / "submission"

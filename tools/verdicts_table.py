@@ -1,7 +1,8 @@
 """Tabulates, as Markdown, the verdicts the planted cases just got (run_planted.py's RESULTS_DIR/EXERCISE/CASE.json).
 
-    python tools/verdicts_table.py BUILD_DIR/planted-results > table.md
+python tools/verdicts_table.py BUILD_DIR/planted-results > table.md
 """
+
 import glob
 import json
 import os
@@ -26,8 +27,10 @@ def main():
         skipped = [r["id"] for r in rows if r["status"] == "SKIPPED"]
         ok = "yes" if not c["problems"] else "NO: " + "; ".join(c["problems"]).replace("|", "\\|")
         bad += bool(c["problems"])
-        print(f"| {exercise} | {case} | {'yes' if c.get('cuda') else 'no'} | {', '.join(failed) or '-'} | "
-              f"{', '.join(skipped) or '-'} | {ok} |")
+        print(
+            f"| {exercise} | {case} | {'yes' if c.get('cuda') else 'no'} | {', '.join(failed) or '-'} | "
+            f"{', '.join(skipped) or '-'} | {ok} |"
+        )
     print(f"\n{len(paths) - bad} of {len(paths)} planted cases got exactly their expected verdict.")
 
 

@@ -45,7 +45,8 @@ json operand(const std::string& tensor_name, View v) { return {{"tensor", tensor
 
 // --- mm16_protocol.json: what each probe's answer may hold ---------------------------------------------------------
 const json& protocol() {
-  static json p = read_json_bounded(Session::get().cfg.course_root / "autograder" / "schemas" / "worker" / "mm16_protocol.json");
+  static json p =
+      read_json_bounded(Session::get().cfg.course_root / "autograder" / "schemas" / "worker" / "mm16_protocol.json");
   return p;
 }
 

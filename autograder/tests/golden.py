@@ -8,6 +8,7 @@ becomes @SECONDS@ s, and an offset the linker prints into a section ((.text+0x13
 
 A change that is meant: COURSE_UPDATE_GOLDEN=1 ctest -R planted/EX/CASE rewrites the file; review it with git diff.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -59,5 +60,7 @@ def compare(view: str, golden_file: str, update: bool | None = None) -> list[str
         return []
     diff = "".join(difflib.unified_diff(golden.splitlines(True), view.splitlines(True), golden_file, "this run"))
     print(diff)
-    return [f"the build row and its \"What to fix\" differ from {os.path.basename(golden_file)} (diff above); if the "
-            "change is meant, COURSE_UPDATE_GOLDEN=1 rewrites it"]
+    return [
+        f'the build row and its "What to fix" differ from {os.path.basename(golden_file)} (diff above); if the '
+        "change is meant, COURSE_UPDATE_GOLDEN=1 rewrites it"
+    ]

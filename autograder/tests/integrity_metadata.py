@@ -1,15 +1,16 @@
 """The metadata half of the course's static integrity check (test_course_integrity.py calls problems()):
-  * every exercise.json and checks.json meets its JSON Schema (autograder/metadata/*.schema.json) and loads;
-  * every check an exercise lists is a TEST_CASE compiled into the judge, and every TEST_CASE is listed by some
-    exercise (the names come from the built judge itself: `judge --list-checks`);
-  * every file an exercise declares as given (carried forward from an earlier exercise) is, in the stub and in the
-    solution, the code of the reference solution that first holds it: only the leading comment (which names the
-    exercise) and snippet markers may differ. A copy that drifted is named, with its first differing line;
-  * every other stub file is its solution with TODO blocks in place of the student's part: outside its TODO(student)
-    blocks (the marker, and what follows it at the same or a deeper indentation), the stub's code lines appear in the
-    solution, in order (comments and blank lines aside). Scaffolding that drifted between the two is named;
-  * no value comparison (abs, isnan, allclose, ...) in the judge or the worker outside judge/compare.{hpp,cpp}.
+* every exercise.json and checks.json meets its JSON Schema (autograder/metadata/*.schema.json) and loads;
+* every check an exercise lists is a TEST_CASE compiled into the judge, and every TEST_CASE is listed by some
+  exercise (the names come from the built judge itself: `judge --list-checks`);
+* every file an exercise declares as given (carried forward from an earlier exercise) is, in the stub and in the
+  solution, the code of the reference solution that first holds it: only the leading comment (which names the
+  exercise) and snippet markers may differ. A copy that drifted is named, with its first differing line;
+* every other stub file is its solution with TODO blocks in place of the student's part: outside its TODO(student)
+  blocks (the marker, and what follows it at the same or a deeper indentation), the stub's code lines appear in the
+  solution, in order (comments and blank lines aside). Scaffolding that drifted between the two is named;
+* no value comparison (abs, isnan, allclose, ...) in the judge or the worker outside judge/compare.{hpp,cpp}.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,8 +45,10 @@ def given_problems(root: Path) -> list[str]:
         for name, origin in given.items():
             source = root / "solutions" / origin / name
             if not source.is_file():
-                problems.append(f"exercises/{ex}/exercise.json: given {name} comes from solutions/{origin}/{name}, "
-                                "which does not exist")
+                problems.append(
+                    f"exercises/{ex}/exercise.json: given {name} comes from solutions/{origin}/{name}, "
+                    "which does not exist"
+                )
                 continue
             want = code_of(source)
             for kind in ("exercises", "solutions"):
@@ -55,8 +58,10 @@ def given_problems(root: Path) -> list[str]:
                 if not copy.is_file():
                     problems.append(f"{kind}/{ex}/{name} is missing (exercise.json gives it from {origin})")
                 elif code_of(copy) != want:
-                    problems.append(f"{kind}/{ex}/{name} drifted from solutions/{origin}/{name}, its given source: "
-                                    + first_difference(want, code_of(copy)))
+                    problems.append(
+                        f"{kind}/{ex}/{name} drifted from solutions/{origin}/{name}, its given source: "
+                        + first_difference(want, code_of(copy))
+                    )
     return problems
 
 
@@ -116,7 +121,7 @@ def scaffold_lines(path: Path, drop_todo_blocks: bool) -> list[str]:
             todo_indent = None
         if n in prose:
             continue
-        code = (line[:comments[n]] if n in comments else line).strip() if python else _code_line(line, False)
+        code = (line[: comments[n]] if n in comments else line).strip() if python else _code_line(line, False)
         if code and not code.startswith("// --8<--"):
             out.append(code)
     return out
@@ -135,8 +140,10 @@ def scaffold_problems(root: Path) -> list[str]:
             for line in want:  # in order: each next stub line further down the solution
                 found = next((k for k in range(at, len(have)) if have[k] == line), None)
                 if found is None:
-                    problems.append(f"exercises/{ex}/{stub.name} drifted from solutions/{ex}/{stub.name} outside its "
-                                    f"TODO(student) blocks: {line[:80]!r} is not in the solution (in that order)")
+                    problems.append(
+                        f"exercises/{ex}/{stub.name} drifted from solutions/{ex}/{stub.name} outside its "
+                        f"TODO(student) blocks: {line[:80]!r} is not in the solution (in that order)"
+                    )
                     break
                 at = found + 1
     return problems
@@ -173,8 +180,10 @@ def check_problems(root: Path, judge: str | None) -> list[str]:
 # is a second comparator that can disagree with it (issue 24 found three, one right). A line that does such
 # arithmetic for another purpose says so with NOT_A_COMPARISON.
 COMPARATOR_FILES = {"autograder/judge/compare.hpp", "autograder/judge/compare.cpp"}
-VALUE_COMPARISON = re.compile(r"\b(?:std::)?(?:f?abs|isnan|isinf|isfinite|fmax|fmin)\s*\(|\b(?:allclose|isclose|"
-                              r"assert_close|torch\.equal)\b|\.abs\(\)")
+VALUE_COMPARISON = re.compile(
+    r"\b(?:std::)?(?:f?abs|isnan|isinf|isfinite|fmax|fmin)\s*\(|\b(?:allclose|isclose|"
+    r"assert_close|torch\.equal)\b|\.abs\(\)"
+)
 NOT_A_COMPARISON = "not a value comparison:"
 
 
@@ -182,8 +191,11 @@ def comparison_problems(root: Path) -> list[str]:
     """Value comparisons (abs, isnan, allclose, ...) in the judge's C++ or the worker's Python outside the one
     comparator."""
     problems = []
-    for folder, patterns in (("autograder/judge", ("*.cpp", "*.hpp")), ("autograder/checks", ("*.cpp", "*.hpp")),
-                             ("autograder/worker", ("*.py",))):
+    for folder, patterns in (
+        ("autograder/judge", ("*.cpp", "*.hpp")),
+        ("autograder/checks", ("*.cpp", "*.hpp")),
+        ("autograder/worker", ("*.py",)),
+    ):
         for pattern in patterns:
             for path in sorted((root / folder).glob(pattern)):
                 rel = path.relative_to(root).as_posix()
@@ -191,8 +203,10 @@ def comparison_problems(root: Path) -> list[str]:
                     continue
                 for n, line in enumerate(path.read_text().splitlines(), 1):
                     if VALUE_COMPARISON.search(line) and NOT_A_COMPARISON not in line:
-                        problems.append(f"{rel}:{n}: a value comparison outside the judge's one comparator "
-                                        f"(judge/compare.hpp): {line.strip()[:80]!r}")
+                        problems.append(
+                            f"{rel}:{n}: a value comparison outside the judge's one comparator "
+                            f"(judge/compare.hpp): {line.strip()[:80]!r}"
+                        )
     return problems
 
 

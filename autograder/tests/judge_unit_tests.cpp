@@ -52,7 +52,7 @@ TEST_CASE("half precision conversions are exact where they must be") {
   CHECK(float_to_half(65504.0f) == 0x7bff);
   CHECK(float_to_half(1e6f) == 0x7c00);
   CHECK(float_to_half(5.960464477539063e-08f) == 0x0001);  // smallest subnormal
-  CHECK(float_to_half(1.0f + 1.0f / 2048) == 0x3c00);       // a tie rounds to even
+  CHECK(float_to_half(1.0f + 1.0f / 2048) == 0x3c00);      // a tie rounds to even
   for (uint16_t h = 0; h < 0x7c00; ++h) CHECK(float_to_half(half_to_float(h)) == h);
 }
 
@@ -111,7 +111,8 @@ TEST_CASE("processes left running in the background die with the child") {
 }
 
 TEST_CASE("output beyond the cap is dropped, and the child still finishes") {
-  auto r = run_process({{"/bin/sh", "-c", "head -c 5000000 /dev/zero; echo done >&2"}, current_environment(), "", 30, 4096});
+  auto r =
+      run_process({{"/bin/sh", "-c", "head -c 5000000 /dev/zero; echo done >&2"}, current_environment(), "", 30, 4096});
   CHECK(r.exited);
   CHECK(r.exit_code == 0);
   CHECK(r.out.size() == 4096);
@@ -172,7 +173,9 @@ TEST_CASE("a server that does not answer in time is stopped; one that ends answe
 // ---- the one comparator ---------------------------------------------------------------------------------------
 namespace {
 Tensor t32(std::vector<int64_t> shape, std::vector<double> v) { return Tensor{"F32", std::move(shape), std::move(v)}; }
-Expected want(std::vector<int64_t> shape, std::vector<double> v) { return Expected{std::move(shape), std::move(v), "", ""}; }
+Expected want(std::vector<int64_t> shape, std::vector<double> v) {
+  return Expected{std::move(shape), std::move(v), "", ""};
+}
 const double kNan = std::nan(""), kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
@@ -255,7 +258,8 @@ TEST_CASE("JSON from a worker is bounded in size and depth before it is parsed")
 TEST_CASE("tensor files: overlapping entries and too many values are refused") {
   auto path = temp_path("alias.safetensors");
   write_bytes(path, header_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                R"("y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", std::string(16, '\0')));
+                                R"("y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                std::string(16, '\0')));
   CHECK_THROWS_WITH_AS(read_safetensors(path), "tensor file has tensors whose data overlap", FormatError);
   write_bytes(path, header_file(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(16, '\0')));
   CHECK_THROWS_AS(read_safetensors(path, 1 << 20, 3), FormatError);
@@ -267,8 +271,9 @@ TEST_CASE("fuzz: the judge's readers never crash on mutated input (bounded in ti
   std::mt19937_64 rng(20261204);
   const std::vector<std::string> seeds = {
       R"({"nonce": "abc", "group": "g", "status": "ok", "calls": [{"label": "x", "raised": true}], "n": 1.5e300})",
-      header_file(R"({"a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})",
-                  std::string(16, '\1'))};
+      header_file(
+          R"({"a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})",
+          std::string(16, '\1'))};
   auto path = temp_path("fuzz.bin");
   auto t0 = std::chrono::steady_clock::now();
   int runs = 0;
@@ -278,10 +283,17 @@ TEST_CASE("fuzz: the judge's readers never crash on mutated input (bounded in ti
     for (int m = 0, n = 1 + rng() % 8; m < n && !s.empty(); ++m) {
       std::size_t at = rng() % s.size();
       switch (rng() % 4) {
-        case 0: s[at] = static_cast<char>(rng()); break;                                // flip a byte
-        case 1: s.insert(at, std::string(1 + rng() % 64, "[{\"]}:,0-e"[rng() % 10])); break;  // insert structure
-        case 2: s.erase(at, 1 + rng() % 8); break;                                      // cut
-        default: s.insert(at, s.substr(rng() % s.size(), 1 + rng() % 32));              // duplicate a piece
+        case 0:
+          s[at] = static_cast<char>(rng());
+          break;  // flip a byte
+        case 1:
+          s.insert(at, std::string(1 + rng() % 64, "[{\"]}:,0-e"[rng() % 10]));
+          break;  // insert structure
+        case 2:
+          s.erase(at, 1 + rng() % 8);
+          break;  // cut
+        default:
+          s.insert(at, s.substr(rng() % s.size(), 1 + rng() % 32));  // duplicate a piece
       }
     }
     try {
@@ -314,7 +326,7 @@ TEST_CASE("quoted submission text cannot pass for a line of the judge's report")
 
 TEST_CASE("gencode flags from CMake's architecture syntax") {
   CHECK(gencode_flags("75;90-real") == std::vector<std::string>{"-gencode=arch=compute_75,code=[sm_75,compute_75]",
-                                                                 "-gencode=arch=compute_90,code=sm_90"});
+                                                                "-gencode=arch=compute_90,code=sm_90"});
   CHECK(gencode_flags("75-virtual") == std::vector<std::string>{"-gencode=arch=compute_75,code=compute_75"});
   CHECK(gencode_flags(";90a-real;") == std::vector<std::string>{"-gencode=arch=compute_90a,code=sm_90a"});
   CHECK(gencode_flags("").empty());
@@ -322,7 +334,8 @@ TEST_CASE("gencode flags from CMake's architecture syntax") {
 
 TEST_CASE("the score counts passed rows; a skipped row counts for neither side; a missing row fails") {
   auto& s = Session::get();
-  s.exercise.checks = {{"a", "A", "", 2, false}, {"b", "B", "", 3, false}, {"c", "C", "", 1, true}, {"d", "D", "", 4, false}};
+  s.exercise.checks = {
+      {"a", "A", "", 2, false}, {"b", "B", "", 3, false}, {"c", "C", "", 1, true}, {"d", "D", "", 4, false}};
   Row a{"a", "A", "", Status::Pass, 2, 2, true, "", "", ""};
   Row b{"b", "B", "", Status::Fail, 0, 3, true, "", "", ""};
   Row c{"c", "C", "", Status::Skip, 0, 1, true, "", "", ""};
@@ -372,21 +385,28 @@ TEST_CASE("the points not graded are counted by reason, never dropped from the t
   auto strict = summarize({pass_cpu, req});
   CHECK(strict.max_score == 5);
   CHECK(strict.failed == 1);
-  CHECK(not_graded_text(strict) == "2 of 5 points graded: 3 not graded (needs a CUDA device), counted as failed "
-                                   "(--require-cuda)");
+  CHECK(not_graded_text(strict) ==
+        "2 of 5 points graded: 3 not graded (needs a CUDA device), counted as failed "
+        "(--require-cuda)");
   CHECK(not_graded_text(summarize({pass_cpu})).empty());
 }
 
 TEST_CASE("a judge that crashed: its decided rows stand, the row it was deciding and every later one FAIL") {
   auto& s = Session::get();
-  s.exercise.checks = {{"a", "A", "fix a", 1, false}, {"b", "B", "fix b", 2, false}, {"c", "C", "fix c", 3, false},
+  s.exercise.checks = {{"a", "A", "fix a", 1, false},
+                       {"b", "B", "fix b", 2, false},
+                       {"c", "C", "fix c", 3, false},
                        {"d", "D", "fix d", 4, true}};
   Row a{"a", "A", "fix a", Status::Pass, 1, 1, true, "fine", "", ""};
   Row d{"d", "D", "", Status::Skip, 0, 4, true, "no device", "", "", kNeedsCuda};
-  json progress = {{"final", false}, {"deciding", "b"}, {"undecided", {"b", "c"}},
-                   {"rows", {row_json(a), row_json(d),
-                             // as write_progress records an undecided row: FAIL, never a pass it did not earn
-                             {{"id", "b"}, {"status", "PASS"}, {"max_points", 2}}}}};
+  json progress = {{"final", false},
+                   {"deciding", "b"},
+                   {"undecided", {"b", "c"}},
+                   {"rows",
+                    {row_json(a),
+                     row_json(d),
+                     // as write_progress records an undecided row: FAIL, never a pass it did not earn
+                     {{"id", "b"}, {"status", "PASS"}, {"max_points", 2}}}}};
   auto rows = rows_after_crash(s, progress, "crashed deciding", "not decided");
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].status == Status::Pass);
@@ -420,9 +440,9 @@ TEST_CASE("submission code gets an allowlist of the host's environment, never th
   // what the process sees: the caller's settings only where allowed, HOME and the caches the run's own
   std::string scratch = temp_path("envdir");
   fs::create_directories(scratch);
-  auto r = Sandbox::get().run({{"/usr/bin/env"}, {{"PYTHONUNBUFFERED", "1"}, {"COURSE_TEST_HOST_SECRET", "again"}},
-                               scratch, 10, 64 * 1024},
-                              scratch);
+  auto r = Sandbox::get().run(
+      {{"/usr/bin/env"}, {{"PYTHONUNBUFFERED", "1"}, {"COURSE_TEST_HOST_SECRET", "again"}}, scratch, 10, 64 * 1024},
+      scratch);
   INFO(r.describe() << ": " << r.err);
   CHECK(r.exited);
   CHECK(r.out.find("host-secret-value") == std::string::npos);
@@ -464,7 +484,8 @@ std::string lines_of(int n, const std::string& line) {
 }  // namespace
 
 TEST_CASE("compiler errors: g++'s error in AT_DISPATCH's lambda, through the precompiled header, repeated per dtype") {
-  const std::string out = R"GCC(In file included from /venv/site-packages/torch/include/torch/headeronly/core/Dispatch_v2.h:3,
+  const std::string out =
+      R"GCC(In file included from /venv/site-packages/torch/include/torch/headeronly/core/Dispatch_v2.h:3,
                  from /venv/site-packages/torch/include/c10/core/Scalar.h:25,
                  from /venv/site-packages/torch/include/ATen/core/TensorBody.h:17,
                  from /venv/site-packages/torch/include/ATen/core/jit_type.h:6,
@@ -485,7 +506,9 @@ src/mm16_cpu.cpp:51:50: error: 'k' was not declared in this scope
    51 |           sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);
       |                                                  ^
 )GCC";
-  std::string src = lines_of(50, "//") + "          sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);\n";
+  std::string src =
+      lines_of(50, "//") +
+      "          sum += static_cast<acc_t>(pa[i * sa0 + k * sa1]) * static_cast<acc_t>(pb[k * sb0 + j * sb1]);\n";
   CompilerErrors e = read_compiler_errors(out, diag_context({{"mm16_cpu.cpp", src}}, "mm16_cpu.cpp"));
   REQUIRE(e.found);
   CHECK(e.first == "mm16_cpu.cpp:51:50: 'k' was not declared in this scope");
@@ -539,8 +562,9 @@ In file included from /venv/site-packages/torch/include/c10/util/StringUtil.h:10
       "  TORCH_CHECK(a.dim() == 2, \"bad: \", o);\n}\n";
   CompilerErrors e = read_compiler_errors(out, diag_context({{"b.cpp", src}}, "b.cpp"));
   REQUIRE(e.found);
-  const std::string msg = "no match for 'operator<<' (operand types are 'std::ostream' {aka 'std::basic_ostream<char>'} "
-                          "and 'const Opaque')";
+  const std::string msg =
+      "no match for 'operator<<' (operand types are 'std::ostream' {aka 'std::basic_ostream<char>'} "
+      "and 'const Opaque')";
   CHECK(e.first == "b.cpp:5:3: " + msg);
   CHECK(first_line(e.text) == "b.cpp:5:3: error: " + msg);
   CHECK(nth_line(e.text, 1) == "    5 |   TORCH_CHECK(a.dim() == 2, \"bad: \", o);");  // from the student's file
@@ -551,7 +575,8 @@ In file included from /venv/site-packages/torch/include/c10/util/StringUtil.h:10
   // the notes into library headers: one line each, the first four, then how many more
   CHECK(e.text.find("/usr/include/c++/12/ostream:108:7: note: candidate:") != std::string::npos);
   CHECK(e.text.find("  108 |") == std::string::npos);
-  CHECK(e.text.find("(3 more notes of the compiler on this error, in library headers, not shown)") != std::string::npos);
+  CHECK(e.text.find("(3 more notes of the compiler on this error, in library headers, not shown)") !=
+        std::string::npos);
 }
 
 TEST_CASE("compiler errors: an error in the student's own header keeps the student's include chain") {
@@ -583,7 +608,8 @@ src/mm16_kernel.cu(43): error: identifier "col0" is undefined
 
 3 errors detected in the compilation of "src/mm16_kernel.cu".
 )EDG";
-  std::string src = lines_of(27, "//") + "      const int64_t ar = row0 + r, ak = k0 + q, bk = k0 + r, bc = col0 + q;\n";
+  std::string src =
+      lines_of(27, "//") + "      const int64_t ar = row0 + r, ak = k0 + q, bk = k0 + r, bc = col0 + q;\n";
   CompilerErrors e = read_compiler_errors(out, diag_context({{"mm16_kernel.cu", src}}, "mm16_kernel.cu"));
   REQUIRE(e.found);
   CHECK(e.first == "mm16_kernel.cu:28:67: identifier \"col0\" is undefined");
@@ -616,8 +642,9 @@ TEST_CASE("compiler errors: the linker's undefined reference names the student's
       "collect2: error: ld returned 1 exit status\n";
   CompilerErrors e = read_compiler_errors(out, diag_context({{"mm16_cuda.cpp", ""}, {"mm16_kernel.cu", ""}}, ""));
   REQUIRE(e.found);
-  CHECK(e.first == "mm16_cuda.cpp: undefined reference to `mm16_wmma_launch(__half const*, __half const*, float*, long, "
-                   "long, long, CUstream_st*)'");
+  CHECK(e.first ==
+        "mm16_cuda.cpp: undefined reference to `mm16_wmma_launch(__half const*, __half const*, float*, long, "
+        "long, long, CUstream_st*)'");
   CHECK(e.more == 1);  // the same symbol from another place counts once; helper() is the other
   CHECK(first_line(e.text) == "mm16_cuda.cpp.o: in function `mm16_cuda(at::Tensor const&, at::Tensor const&)':");
   CHECK(e.text.find("/out/work") == std::string::npos);
@@ -627,15 +654,18 @@ TEST_CASE("compiler errors: the linker's undefined reference names the student's
 TEST_CASE("compiler errors: output with no error the judge can read is left to the raw log") {
   CHECK_FALSE(read_compiler_errors("", diag_context({}, "a.cpp")).found);
   CHECK_FALSE(read_compiler_errors("Killed\n", diag_context({}, "a.cpp")).found);
-  CompilerErrors e = read_compiler_errors("c++: fatal error: Killed signal terminated program cc1plus\n"
-                                          "compilation terminated.\n", diag_context({{"a.cpp", ""}}, "a.cpp"));
+  CompilerErrors e = read_compiler_errors(
+      "c++: fatal error: Killed signal terminated program cc1plus\n"
+      "compilation terminated.\n",
+      diag_context({{"a.cpp", ""}}, "a.cpp"));
   CHECK(e.first == "a.cpp: Killed signal terminated program cc1plus");  // no place: the source being compiled
 }
 
 TEST_CASE("compiler errors: hostile output (long lines, odd bytes, a flood) is read without a crash, bounded") {
   std::mt19937 rng(7);
   std::string flood;
-  for (int i = 0; i < 5000; ++i) flood += "src/a.cpp:" + std::to_string(i + 1) + ":1: error: e" + std::to_string(i) + "\n";
+  for (int i = 0; i < 5000; ++i)
+    flood += "src/a.cpp:" + std::to_string(i + 1) + ":1: error: e" + std::to_string(i) + "\n";
   CompilerErrors e = read_compiler_errors(flood, diag_context({{"a.cpp", "x\n"}}, "a.cpp"));
   CHECK(e.first == "a.cpp:1:1: e0");
   CHECK(e.more == 4999);
@@ -661,11 +691,13 @@ TEST_CASE("compiler errors: of the link's undefined references, a C++ one is an 
       "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `h(cublasContext*)':\n"
       "a.cpp:(.text+0x6950): warning: undefined reference to `cublasDestroy_v2'\n";
   const std::string cxx = undefined_cxx_references(out);
-  CHECK(cxx == "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g()':\n"
-               "a.cpp:(.text+0x6935): undefined reference to `declared_only(long)'\n");
+  CHECK(cxx ==
+        "/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g()':\n"
+        "a.cpp:(.text+0x6935): undefined reference to `declared_only(long)'\n");
   CompilerErrors e = read_compiler_errors(cxx, diag_context({{"a.cpp", ""}}, ""));
   CHECK(e.first == "a.cpp: undefined reference to `declared_only(long)'");
-  CHECK(undefined_cxx_references(out.substr(0, out.find("/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g"))) == "");
+  CHECK(undefined_cxx_references(
+            out.substr(0, out.find("/usr/bin/ld: /out/work/build-default/a.cpp.o: in function `g"))) == "");
   CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `vtable for Shape'\n") ==
         "x.cpp:(.text+0x1): undefined reference to `vtable for Shape'\n");
   CHECK(undefined_cxx_references("x.cpp:(.text+0x1): warning: undefined reference to `ns::counter'\n") != "");
@@ -673,7 +705,8 @@ TEST_CASE("compiler errors: of the link's undefined references, a C++ one is an 
 }
 
 TEST_CASE("machine faults: a sign in text buys a retry; 'not graded' needs evidence the submission cannot make up") {
-  CHECK(fault_sign_in("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") == MachineFault::GpuMemory);
+  CHECK(fault_sign_in("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") ==
+        MachineFault::GpuMemory);
   CHECK(fault_sign_in("AcceleratorError: CUDA error: out of memory") == MachineFault::GpuMemory);
   CHECK(fault_sign_in("CUDA error: CUDA-capable device(s) is/are busy or unavailable") == MachineFault::GpuLost);
   CHECK(fault_sign_in("mm16: out of range") == MachineFault::None);
@@ -715,8 +748,8 @@ TEST_CASE("machine faults: a GPU that admits one process, held by another, is th
 TEST_CASE("memory cgroups: a killed judge's are removed by the next one; a live judge's, or one in use, are kept") {
   // plain folders stand in for the cgroup tree: rmdir behaves alike (a folder with something in it stays)
   std::string tree = temp_path("cgroups");
-  for (const char* d : {"course-judge-111/run-3", "course-judge-222/run-0", "course-judge-333/run-1", "course-judge-444",
-                        "course-judge-x1", "other-cgroup"})
+  for (const char* d : {"course-judge-111/run-3", "course-judge-222/run-0", "course-judge-333/run-1",
+                        "course-judge-444", "course-judge-x1", "other-cgroup"})
     fs::create_directories(tree + "/" + d);
   std::ofstream(tree + "/course-judge-333/run-1/cgroup.procs") << "4242\n";  // a process still in it: not removable
   auto alive = [](pid_t pid) { return pid == 222; };
@@ -761,7 +794,7 @@ TEST_CASE("phase.json: the judge says where a grade is, atomically, in the form 
   s.cfg = saved;
   CHECK(phase() == json{{"phase", "done"}, {"text", "done"}});
   CHECK(schema_mismatch(schema, phase()) == "");
-  CHECK(schema_mismatch(schema, json{{"phase", "linking"}}) != "");          // text is required
+  CHECK(schema_mismatch(schema, json{{"phase", "linking"}}) != "");                // text is required
   CHECK(schema_mismatch(schema, json{{"phase", "running"}, {"text", ""}}) != "");  // one of the five phases
   write_phase(out / "missing", "done", "done");  // no folder: nothing written, nothing thrown
   CHECK_FALSE(fs::exists(out / "missing"));
@@ -819,7 +852,10 @@ TEST_CASE("a worker's answer is held to its group's schema: the envelope always,
                                 "tests": [{"id": "T.test_a", "outcome": "passed"},
                                           {"id": "T.test_b", "outcome": "failed", "message": "AssertionError"}]})");
   CHECK(answer_mismatch(root, "harness", answer) == "");
-  json error = {{"nonce", "abc"}, {"group", "harness"}, {"status", "error"}, {"error", "ImportError: x"},
+  json error = {{"nonce", "abc"},
+                {"group", "harness"},
+                {"status", "error"},
+                {"error", "ImportError: x"},
                 {"error_in_submission", true}};
   CHECK(answer_mismatch(root, "harness", error) == "");  // an error answer has no report to hold
   json odd = answer;

@@ -35,14 +35,14 @@ bool covers(int64_t M, int64_t N) {
 
 int main() {
   const int64_t kOldLimit = 65535 * 16;  // the largest M a grid with the tile rows on gridDim.y could launch
-  for (auto [M, N] : {std::pair<int64_t, int64_t>{1, 1}, {16, 16}, {17, 33}, {70, 18}, {37, 29}, {1, 520},
-                      {520, 1}, {300, 17}})
+  for (auto [M, N] :
+       {std::pair<int64_t, int64_t>{1, 1}, {16, 16}, {17, 33}, {70, 18}, {37, 29}, {1, 520}, {520, 1}, {300, 17}})
     expect(covers(M, N), "each 16x16 tile of the output is one block's, exactly once", M, N);
   expect(mm16_wmma_blocks(0, 5) == 0 && mm16_wmma_blocks(5, 0) == 0, "an empty output launches no block", 0, 0);
 
   const int64_t tall = kOldLimit + 1;  // 1,048,561 rows: 65,536 tile rows
-  expect(mm16_wmma_blocks(tall, 16) == 65536, "a tall output: 65,536 blocks along gridDim.x (over y's 65,535)",
-         tall, 16);
+  expect(mm16_wmma_blocks(tall, 16) == 65536, "a tall output: 65,536 blocks along gridDim.x (over y's 65,535)", tall,
+         16);
   expect(covers(tall, 16), "and they cover it", tall, 16);
   expect(covers(16, tall), "a wide one too", 16, tall);
   expect(mm16_wmma_blocks(2000000, 100) == 125000 * 7, "2,000,000 x 100: 875,000 blocks", 2000000, 100);
@@ -50,8 +50,7 @@ int main() {
   expect(last.row0 == 65535 * 16 && last.col0 == 0, "the last block computes the last tile row", tall, 16);
 
   const int64_t huge = int64_t(16) * 65536 * 2;  // 131,072^2 = 2^34 tiles: more than gridDim.x holds
-  expect(mm16_wmma_blocks(huge, huge) == -1, "more tiles than one grid holds: -1 (mm16_cuda refuses it)", huge,
-         huge);
+  expect(mm16_wmma_blocks(huge, huge) == -1, "more tiles than one grid holds: -1 (mm16_cuda refuses it)", huge, huge);
   expect(mm16_wmma_blocks(int64_t(1) << 40, int64_t(1) << 40) == -1, "and no overflow on the way", int64_t(1) << 40,
          int64_t(1) << 40);
   expect(mm16_wmma_blocks(16 * kMm16MaxBlocks, 1) == kMm16MaxBlocks, "exactly 2^31 - 1 tiles still fit",

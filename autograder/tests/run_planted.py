@@ -43,6 +43,7 @@ GPU run of the same case is the stronger test.
 The outcome (with every row) is also written to RESULTS_DIR/EXERCISE/CASE.json, read by threats.py (THREATS.md) and
 tools/verdicts_table.py (the GPU evidence tables).
 """
+
 import argparse
 import json
 import os
@@ -92,8 +93,9 @@ def record(results_dir, exercise, case, outcome):
         json.dump(outcome, f, indent=2)
 
 
-def schema_problems(results, course_root, schema_file="gradescope_results.schema.json",
-                    breaks="results.json breaks Gradescope's format"):
+def schema_problems(
+    results, course_root, schema_file="gradescope_results.schema.json", breaks="results.json breaks Gradescope's format"
+):
     """results.json against Gradescope's documented format (rows.json against the judge's own, with its
     schema_file); jsonschema is in the course's pinned tool-chain."""
     try:
@@ -141,8 +143,12 @@ def main():
     ap.add_argument("--case", required=True)
     ap.add_argument("--results-dir", default="")
     ap.add_argument("--cuda", choices=["yes", "no", "auto"], default="auto")
-    ap.add_argument("--work-dir", default="", help="where the case is prepared and graded (default: a new temporary "
-                    "folder); a fixed one lets the case's compiler cache carry over to the next run")
+    ap.add_argument(
+        "--work-dir",
+        default="",
+        help="where the case is prepared and graded (default: a new temporary "
+        "folder); a fixed one lets the case's compiler cache carry over to the next run",
+    )
     args = ap.parse_args()
 
     case = os.path.abspath(args.case)
@@ -156,16 +162,21 @@ def main():
     if unknown:
         sys.exit(f"expected.json names checks the exercise does not have: {sorted(unknown)}")
 
-    protections = json.loads(subprocess.run([args.judge, "--protections", "--course-root", course_root],
-                                            capture_output=True, text=True, check=True).stdout)
+    protections = json.loads(
+        subprocess.run(
+            [args.judge, "--protections", "--course-root", course_root], capture_output=True, text=True, check=True
+        ).stdout
+    )
     state = {p["id"]: p for p in protections}
     missing = [n for n in expected.get("needs", []) if n not in state]
     if missing:
         sys.exit(f"expected.json needs protections the judge does not know: {missing}")
     off = [n for n in expected.get("needs", []) if not state[n]["on"]]
     if off:
-        print(f"SKIPPED planted case {exercise}/{name}: it relies on protections that are OFF here: "
-              + "; ".join(f"{n} ({state[n]['detail']})" for n in off))
+        print(
+            f"SKIPPED planted case {exercise}/{name}: it relies on protections that are OFF here: "
+            + "; ".join(f"{n} ({state[n]['detail']})" for n in off)
+        )
         record(args.results_dir, exercise, name, {"outcome": "skipped", "off": off})
         sys.exit(SKIP)
 
@@ -191,12 +202,30 @@ def main():
         subs.update({"@COURSE_ROOT@": course_root, **planted_cases.substitutions(work)})
         out = os.path.join(work, "out")
         started = time.monotonic()
-        judge_env = dict(os.environ, **{k: planted_cases.substitute(v, subs)
-                                        for k, v in expected.get("judge_env", {}).items()})
+        judge_env = dict(
+            os.environ, **{k: planted_cases.substitute(v, subs) for k, v in expected.get("judge_env", {}).items()}
+        )
         judge_args = expected.get("judge_args", [])
-        proc = subprocess.run([args.judge, "--exercise", exercise, "--submission", submission, "--out", out,
-                               "--course-root", course_root, "--no-color", *judge_args],
-                              capture_output=True, text=True, timeout=1800, errors="replace", env=judge_env)
+        proc = subprocess.run(
+            [
+                args.judge,
+                "--exercise",
+                exercise,
+                "--submission",
+                submission,
+                "--out",
+                out,
+                "--course-root",
+                course_root,
+                "--no-color",
+                *judge_args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            errors="replace",
+            env=judge_env,
+        )
         seconds = time.monotonic() - started
         print(proc.stdout)
         print(proc.stderr, file=sys.stderr)
@@ -226,10 +255,13 @@ def main():
         if rows_json:  # the tools read it through this schema (opcourse/reports.py)
             problems += schema_problems(rows_json, course_root, "rows.schema.json", "rows.json breaks its schema")
         if rows_json.get("final") is not True:
-            problems.append("rows.json is not the final one (\"final\": true): the judge stopped before its reports")
+            problems.append('rows.json is not the final one ("final": true): the judge stopped before its reports')
         # a CUDA row graded here (not SKIPPED, and not FAILed as not graded by --require-cuda): a device was visible
-        cuda = rows and any(r["status"] != "SKIPPED" and not r.get("not_graded") for r in rows.values()
-                            if any(c["id"] == r["id"] and c.get("cuda") for c in checks))
+        cuda = rows and any(
+            r["status"] != "SKIPPED" and not r.get("not_graded")
+            for r in rows.values()
+            if any(c["id"] == r["id"] and c.get("cuda") for c in checks)
+        )
         devices = 0
         if cuda and any(c.get("devices", 1) > 1 for c in checks):  # rows that need several GPUs
             import torch
@@ -252,7 +284,8 @@ def main():
         if proc.returncode != want_rc:
             problems.append(f"judge exit status {proc.returncode}, expected {want_rc}")
         for text in expected.get("output_contains", []) + expected.get(
-                "output_contains_with_cuda" if cuda else "output_contains_without_cuda", []):
+            "output_contains_with_cuda" if cuda else "output_contains_without_cuda", []
+        ):
             if text not in proc.stdout:
                 problems.append(f"the console output does not contain {text!r}")
         for text in [planted_cases.substitute(t, subs) for t in expected.get("output_not_contains", [])]:
@@ -269,14 +302,18 @@ def main():
             problems += schema_problems(results, course_root)
             points = sum(r["points"] for r in rows.values() if r["status"] == "PASS")
             if abs(results["score"] - points) > 1e-9 or abs(rows_json["score"] - points) > 1e-9:
-                problems.append(f"results.json score {results['score']} / rows.json score {rows_json['score']} "
-                                f"disagree with the passed rows ({points})")
+                problems.append(
+                    f"results.json score {results['score']} / rows.json score {rows_json['score']} "
+                    f"disagree with the passed rows ({points})"
+                )
             problems += not_graded_problems(rows_json, results, proc.stdout)
         except (ValueError, KeyError, TypeError) as e:
             problems.append(f"results.json unreadable: {e}")
         if expected.get("golden"):
-            view = golden.normalise(golden.build_view(proc.stdout), {
-                course_root: "@COURSE_ROOT@", work: "@WORK@", sysconfig.get_paths()["purelib"]: "@SITE_PACKAGES@"})
+            view = golden.normalise(
+                golden.build_view(proc.stdout),
+                {course_root: "@COURSE_ROOT@", work: "@WORK@", sysconfig.get_paths()["purelib"]: "@SITE_PACKAGES@"},
+            )
             problems += golden.compare(view, os.path.join(case, expected["golden"]))
             # the same first error where Gradescope (results.json's output) and tools (rows.json) read it
             detail = rows.get("build", {}).get("detail", "")
@@ -284,16 +321,21 @@ def main():
             if not outputs or outputs[0].split("\n")[0] != detail:
                 problems.append(f"results.json's build output does not lead with the build row's detail {detail!r}")
         peak = rows_json.get("judge_peak_rss_mb")
-        if "max_judge_rss_mb" in expected and not (isinstance(peak, (int, float)) and peak <= expected["max_judge_rss_mb"]):
+        if "max_judge_rss_mb" in expected and not (
+            isinstance(peak, (int, float)) and peak <= expected["max_judge_rss_mb"]
+        ):
             problems.append(f"the judge's peak memory was {peak} MiB (bound {expected['max_judge_rss_mb']} MiB)")
         if "max_output_bytes" in expected and len(proc.stdout) + len(proc.stderr) > expected["max_output_bytes"]:
-            problems.append(f"the judge printed {len(proc.stdout) + len(proc.stderr)} bytes "
-                            f"(bound {expected['max_output_bytes']})")
+            problems.append(
+                f"the judge printed {len(proc.stdout) + len(proc.stderr)} bytes (bound {expected['max_output_bytes']})"
+            )
         if "max_out_mb" in expected:
             held = sum(os.lstat(os.path.join(d, f)).st_blocks * 512 for d, _, files in os.walk(out) for f in files)
             if held > expected["max_out_mb"] << 20:
-                problems.append(f"the grade's folder holds {held >> 20} MiB after the grade "
-                                f"(bound {expected['max_out_mb']} MiB): what the submission wrote was kept")
+                problems.append(
+                    f"the grade's folder holds {held >> 20} MiB after the grade "
+                    f"(bound {expected['max_out_mb']} MiB): what the submission wrote was kept"
+                )
         for path in expected.get("absent_after", []):
             for k, v in subs.items():
                 path = path.replace(k, v)
@@ -307,14 +349,22 @@ def main():
                 conn.close()
             except BlockingIOError:
                 pass
-        if expected.get("worker_server") and isinstance(rows_json.get("worker_server_uid"), int) \
-                and rows_json["worker_server_uid"] > 0:
+        if (
+            expected.get("worker_server")
+            and isinstance(rows_json.get("worker_server_uid"), int)
+            and rows_json["worker_server_uid"] > 0
+        ):
             workers = [t for t in rows_json.get("timeline", []) if "forked" in t]  # the worker runs
             cold = [f"{t['what']} ({t.get('server', 'not served')})" for t in workers if not t.get("forked")]
             if not workers or cold:
-                problems.append("expected every worker run on the worker server; not: " + "; ".join(cold or ["none ran"]))
-        uids = {u for u in (rows_json.get("sandbox_uid"), rows_json.get("worker_server_uid"))
-                if isinstance(u, int) and u > 0}  # run()'s sandboxes and the worker server's
+                problems.append(
+                    "expected every worker run on the worker server; not: " + "; ".join(cold or ["none ran"])
+                )
+        uids = {
+            u
+            for u in (rows_json.get("sandbox_uid"), rows_json.get("worker_server_uid"))
+            if isinstance(u, int) and u > 0
+        }  # run()'s sandboxes and the worker server's
         left = leftover_processes(uids, out)
         for _ in range(20):  # killed processes can take a moment to finish dying
             if not left:
@@ -329,12 +379,22 @@ def main():
                 except (OSError, ValueError):
                     pass
         failed_rows = sorted(r["id"] for r in rows.values() if r["status"] == "FAIL")
-        record(args.results_dir, exercise, name, {
-            "outcome": "wrong verdict" if problems else "as expected", "why": expected.get("why", ""),
-            "expected_fail": sorted(expected.get("fail", [])), "cuda": bool(cuda),
-            "rows": [{"id": r["id"], "status": r["status"], "detail": r["detail"]} for r in rows.values()],
-            "failed_rows": failed_rows, "problems": problems, "seconds": round(seconds, 1),
-            "protections_off": [p["id"] for p in rows_json.get("protections", []) if not p.get("on")]})
+        record(
+            args.results_dir,
+            exercise,
+            name,
+            {
+                "outcome": "wrong verdict" if problems else "as expected",
+                "why": expected.get("why", ""),
+                "expected_fail": sorted(expected.get("fail", [])),
+                "cuda": bool(cuda),
+                "rows": [{"id": r["id"], "status": r["status"], "detail": r["detail"]} for r in rows.values()],
+                "failed_rows": failed_rows,
+                "problems": problems,
+                "seconds": round(seconds, 1),
+                "protections_off": [p["id"] for p in rows_json.get("protections", []) if not p.get("on")],
+            },
+        )
     finally:
         if listener is not None:
             listener.close()
@@ -345,8 +405,10 @@ def main():
         for p in problems:
             print("  - " + p, file=sys.stderr)
         sys.exit(1)
-    print(f"planted case {exercise}/{name}: verdict as expected "
-          f"({len(failed_rows)} rows failed, {sum(r['status'] == 'SKIPPED' for r in rows.values())} skipped)")
+    print(
+        f"planted case {exercise}/{name}: verdict as expected "
+        f"({len(failed_rows)} rows failed, {sum(r['status'] == 'SKIPPED' for r in rows.values())} skipped)"
+    )
 
 
 if __name__ == "__main__":

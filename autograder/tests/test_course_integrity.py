@@ -7,6 +7,7 @@ reference edit that breaks one fails in seconds, not after the suite), no plante
 reference's file (a one-bug case is a patch, not a copy that drifts) and autograder/planted/ stays small.
 
 usage: test_course_integrity.py COURSE_ROOT [JUDGE]   (with the built judge, its test cases are compared too)"""
+
 import difflib
 import json
 import os
@@ -71,8 +72,10 @@ for ex in exercises:
     for src in meta.get("sources", []):
         path = ROOT / "solutions" / ex / src
         if src not in meta.get("cuda_sources", []) and path.is_file() and needs_cuda_headers(path):
-            problems.append(f"{where}: {src} includes CUDA headers but is not in cuda_sources (a course without the "
-                            "CUDA toolkit could not compile it)")
+            problems.append(
+                f"{where}: {src} includes CUDA headers but is not in cuda_sources (a course without the "
+                "CUDA toolkit could not compile it)"
+            )
     if "TODO(student)" not in stub_text:
         problems.append(f"exercises/{ex}: no TODO(student) marker in the stub's sources")
     for case, submission, must_fail in (("stub", f"exercises/{ex}", True), ("reference", f"solutions/{ex}", False)):
@@ -107,20 +110,27 @@ for folder, dirs, files in os.walk(planted_root):  # links are not followed
         rel = path.relative_to(planted_root)
         reference = ROOT / "solutions" / rel.parts[0] / name
         if len(rel.parts) == 3 and reference.is_file():
-            ratio = difflib.SequenceMatcher(None, reference.read_text(errors="replace").splitlines(),
-                                            text.splitlines(), autojunk=False).ratio()
+            ratio = difflib.SequenceMatcher(
+                None, reference.read_text(errors="replace").splitlines(), text.splitlines(), autojunk=False
+            ).ratio()
             if ratio > NEAR_COPY:
-                problems.append(f"autograder/planted/{rel} is {ratio:.1%} identical to {reference.relative_to(ROOT)}: "
-                                "make the case a patch over the reference (\"submission\" and \"patch\" in its "
-                                "expected.json) and delete the copy")
+                problems.append(
+                    f"autograder/planted/{rel} is {ratio:.1%} identical to {reference.relative_to(ROOT)}: "
+                    'make the case a patch over the reference ("submission" and "patch" in its '
+                    "expected.json) and delete the copy"
+                )
 # ...and the folder stays small.
 if planted_lines >= PLANTED_LINES:
-    problems.append(f"autograder/planted/ holds {planted_lines} lines of C++/CUDA/Python ({', '.join(SOURCES)}); "
-                    f"it must stay under {PLANTED_LINES}: a one-bug case is a patch over the reference")
+    problems.append(
+        f"autograder/planted/ holds {planted_lines} lines of C++/CUDA/Python ({', '.join(SOURCES)}); "
+        f"it must stay under {PLANTED_LINES}: a one-bug case is a patch over the reference"
+    )
 
 for p in problems:
     print("FAIL:", p)
-print(f"course/integrity: {len(exercises)} exercises, {len(solutions)} solutions, "
-      f"{len(course_metadata.catalog(ROOT))} checks declared, {len(list(planted_cases.all_cases(ROOT)))} planted cases "
-      f"({planted_lines} lines of code in autograder/planted/), {len(problems)} problem(s)")
+print(
+    f"course/integrity: {len(exercises)} exercises, {len(solutions)} solutions, "
+    f"{len(course_metadata.catalog(ROOT))} checks declared, {len(list(planted_cases.all_cases(ROOT)))} planted cases "
+    f"({planted_lines} lines of code in autograder/planted/), {len(problems)} problem(s)"
+)
 sys.exit(1 if problems else 0)

@@ -3,6 +3,7 @@ file is the view of a table made from it, a changed line number, message, caret,
 varies between runs (paths of the machine, seconds, the linker's section offsets) does not.
 
 usage: test_golden.py COURSE_ROOT"""
+
 import os
 import sys
 import tempfile
@@ -50,39 +51,56 @@ with tempfile.TemporaryDirectory() as tmp:
     gold = os.path.join(tmp, "golden.txt")
     view = golden.normalise(golden.build_view(TABLE), PATHS)
     expect(view.splitlines()[1].endswith("'k' was not declared in this scope"), f"the view has the build row: {view}")
-    expect("FAIL load" not in view and "seed" not in view and "score" not in view,
-           f"the view is the build row and the build's block only: {view}")
-    expect("(.text+0x@OFFSET@)" in view and "@COURSE_ROOT@/build/x.o" in view and "@SECONDS@ s" in view,
-           f"paths, seconds and section offsets are normalised: {view}")
+    expect(
+        "FAIL load" not in view and "seed" not in view and "score" not in view,
+        f"the view is the build row and the build's block only: {view}",
+    )
+    expect(
+        "(.text+0x@OFFSET@)" in view and "@COURSE_ROOT@/build/x.o" in view and "@SECONDS@ s" in view,
+        f"paths, seconds and section offsets are normalised: {view}",
+    )
     golden.compare(view, gold, update=True)
     expect(golden.compare(view, gold, update=False) == [], "the view it wrote compares equal")
 
     # what varies between runs does not fail it
     other = TABLE.replace("/home/grader/course", "/srv/c2").replace("0x137d", "0x2a0").replace("12.5 s", "3 s")
     other = other.replace("seed 123", "seed 987")
-    expect(golden.compare(golden.normalise(golden.build_view(other), {"/srv/c2": "@COURSE_ROOT@"}), gold,
-                          update=False) == [], "another machine's paths, another seed, time and offset: still equal")
+    expect(
+        golden.compare(golden.normalise(golden.build_view(other), {"/srv/c2": "@COURSE_ROOT@"}), gold, update=False)
+        == [],
+        "another machine's paths, another seed, time and offset: still equal",
+    )
 
     # what matters does
     changes = {
         "another line": ("mm16_cpu.cpp:51:50: error", "mm16_cpu.cpp:52:50: error"),
         "another message in the row": ("0/1      mm16_cpu.cpp:51:50: 'k'", "0/1      mm16_cpu.cpp:51:50: 'j'"),
-        "the caret moved": ("|                                                  ^", "|                                                 ^"),
-        "an include chain back": ("    | mm16_cpu.cpp:51:50: error",
-                                  "    | In file included from /venv/torch/include/torch/library.h:62,\n"
-                                  "    | mm16_cpu.cpp:51:50: error"),
-        "the old detail": ("  mm16_cpu.cpp:51:50: 'k' was not declared in this scope\n  expected",
-                           "  compiling mm16_cpu.cpp failed (the compiler exited with status 1)\n  expected"),
-        "the build passing": ("  1   build          FAIL     0/1      mm16_cpu.cpp:51:50: 'k' was not declared in this scope",
-                              "  1   build          PASS     1/1      built libmm16_cpu.so from 1 source(s) in 2.0 s"),
+        "the caret moved": (
+            "|                                                  ^",
+            "|                                                 ^",
+        ),
+        "an include chain back": (
+            "    | mm16_cpu.cpp:51:50: error",
+            "    | In file included from /venv/torch/include/torch/library.h:62,\n    | mm16_cpu.cpp:51:50: error",
+        ),
+        "the old detail": (
+            "  mm16_cpu.cpp:51:50: 'k' was not declared in this scope\n  expected",
+            "  compiling mm16_cpu.cpp failed (the compiler exited with status 1)\n  expected",
+        ),
+        "the build passing": (
+            "  1   build          FAIL     0/1      mm16_cpu.cpp:51:50: 'k' was not declared in this scope",
+            "  1   build          PASS     1/1      built libmm16_cpu.so from 1 source(s) in 2.0 s",
+        ),
     }
     for what, (old, new) in changes.items():
         assert old in TABLE, old
         changed = golden.normalise(golden.build_view(TABLE.replace(old, new)), PATHS)
         expect(golden.compare(changed, gold, update=False) != [], f"{what}: the comparison must fail")
     no_block = TABLE.replace("FAIL build: the library", "FAIL other: the library")
-    expect(golden.compare(golden.normalise(golden.build_view(no_block), PATHS), gold, update=False) != [],
-           "no build block under What to fix: the comparison must fail")
+    expect(
+        golden.compare(golden.normalise(golden.build_view(no_block), PATHS), gold, update=False) != [],
+        "no build block under What to fix: the comparison must fail",
+    )
     expect(golden.compare(view, os.path.join(tmp, "missing.txt"), update=False) != [], "no golden file: it fails")
 
 # every committed golden file belongs to a case that asks for it, and every case that asks has one
@@ -90,12 +108,13 @@ planted = root / "autograder" / "planted"
 asked = set()
 for exp in planted.glob("*/*/expected.json"):
     import json
+
     g = json.loads(exp.read_text()).get("golden")
     if g:
         asked.add(exp.parent / g)
         expect((exp.parent / g).is_file(), f"{exp.parent.relative_to(root)} asks for {g}, which is missing")
 for g in planted.glob("*/*/golden.txt"):
-    expect(g in asked, f"{g.relative_to(root)} is compared by no case (expected.json has no \"golden\")")
+    expect(g in asked, f'{g.relative_to(root)} is compared by no case (expected.json has no "golden")')
 
 for p in problems:
     print("FAIL:", p)

@@ -2,6 +2,7 @@
 in turn and course/integrity must fail, naming the file; the untouched copy must pass.
 
 usage: test_integrity_catches.py COURSE_ROOT JUDGE"""
+
 import json
 import shutil
 import subprocess
@@ -11,8 +12,17 @@ from pathlib import Path
 
 ROOT, JUDGE = Path(sys.argv[1]).resolve(), sys.argv[2]
 CHECKER = Path(__file__).resolve().parent / "test_course_integrity.py"
-COPIED = ["exercises", "solutions", "chapters", "mkdocs.yml", "autograder/metadata", "autograder/planted",
-          "autograder/judge", "autograder/checks", "autograder/worker"]
+COPIED = [
+    "exercises",
+    "solutions",
+    "chapters",
+    "mkdocs.yml",
+    "autograder/metadata",
+    "autograder/planted",
+    "autograder/judge",
+    "autograder/checks",
+    "autograder/worker",
+]
 
 
 def edit_json(path, change):
@@ -39,44 +49,71 @@ def break_a_patch(tree):
 
 
 BREAKAGES = {
-    "a planted patch no longer applies": (break_a_patch, "03_cpu/ignores_strides: mm16_cpu.cpp: the patch no longer applies"),
+    "a planted patch no longer applies": (
+        break_a_patch,
+        "03_cpu/ignores_strides: mm16_cpu.cpp: the patch no longer applies",
+    ),
     "a carried-forward file drifts": (
         lambda t: append(t / "exercises/05_fake/mm16_cuda.cpp", "static int drifted = 1;\n"),
-        "exercises/05_fake/mm16_cuda.cpp drifted from solutions/04_cuda/mm16_cuda.cpp"),
+        "exercises/05_fake/mm16_cuda.cpp drifted from solutions/04_cuda/mm16_cuda.cpp",
+    ),
     "a solution's copy of a given file drifts": (
         lambda t: replace(t / "solutions/06_autograd/mm16_kernel.h", "#pragma once", "#pragma once\n#define DRIFT 1"),
-        "solutions/06_autograd/mm16_kernel.h drifted from solutions/04_cuda/mm16_kernel.h"),
+        "solutions/06_autograd/mm16_kernel.h drifted from solutions/04_cuda/mm16_kernel.h",
+    ),
     "a stub's given scaffolding drifts from its solution": (
-        lambda t: replace(t / "exercises/04_cuda/mm16_kernel.cu", "constexpr int kTile = 16;", "constexpr int kTile = 32;"),
-        "exercises/04_cuda/mm16_kernel.cu drifted from solutions/04_cuda/mm16_kernel.cu outside its TODO(student) blocks"),
+        lambda t: replace(
+            t / "exercises/04_cuda/mm16_kernel.cu", "constexpr int kTile = 16;", "constexpr int kTile = 32;"
+        ),
+        "exercises/04_cuda/mm16_kernel.cu drifted from solutions/04_cuda/mm16_kernel.cu outside its TODO(student) blocks",
+    ),
     "exercise.json breaks its schema": (
         lambda t: edit_json(t / "exercises/03_cpu/exercise.json", lambda d: d.update(hint="a misspelt key")),
-        "exercises/03_cpu/exercise.json: breaks exercise.schema.json"),
+        "exercises/03_cpu/exercise.json: breaks exercise.schema.json",
+    ),
     "checks.json breaks its schema": (
         lambda t: edit_json(t / "autograder/metadata/checks.json", lambda d: d["checks"]["build"].update(points="1")),
-        "autograder/metadata/checks.json: breaks checks.schema.json at checks/build/points"),
+        "autograder/metadata/checks.json: breaks checks.schema.json at checks/build/points",
+    ),
     "a check id has no test case": (
-        lambda t: (edit_json(t / "autograder/metadata/checks.json",
-                             lambda d: d["checks"].update({"forward.magic": {"title": "t", "points": 1, "hint": "h"}})),
-                   edit_json(t / "exercises/03_cpu/exercise.json", lambda d: d["checks"].append("forward.magic"))),
-        "exercises/03_cpu/exercise.json lists check 'forward.magic', which has no TEST_CASE in the judge"),
+        lambda t: (
+            edit_json(
+                t / "autograder/metadata/checks.json",
+                lambda d: d["checks"].update({"forward.magic": {"title": "t", "points": 1, "hint": "h"}}),
+            ),
+            edit_json(t / "exercises/03_cpu/exercise.json", lambda d: d["checks"].append("forward.magic")),
+        ),
+        "exercises/03_cpu/exercise.json lists check 'forward.magic', which has no TEST_CASE in the judge",
+    ),
     "a test case no exercise lists": (
-        lambda t: [edit_json(p, lambda d: d.update(checks=[c for c in d["checks"] if c != "dtype.cpu"]))
-                   for p in t.glob("exercises/*/exercise.json")],
-        "TEST_CASE 'dtype.cpu' (autograder/checks/) is listed by no exercise.json"),
+        lambda t: [
+            edit_json(p, lambda d: d.update(checks=[c for c in d["checks"] if c != "dtype.cpu"]))
+            for p in t.glob("exercises/*/exercise.json")
+        ],
+        "TEST_CASE 'dtype.cpu' (autograder/checks/) is listed by no exercise.json",
+    ),
     "a source that needs the CUDA toolkit is not in cuda_sources": (
         lambda t: edit_json(t / "exercises/05_fake/exercise.json", lambda d: d.update(cuda_sources=["mm16_kernel.cu"])),
-        "exercises/05_fake/exercise.json: mm16_cuda.cpp includes CUDA headers but is not in cuda_sources"),
+        "exercises/05_fake/exercise.json: mm16_cuda.cpp includes CUDA headers but is not in cuda_sources",
+    ),
     "a check the catalog does not declare": (
         lambda t: edit_json(t / "exercises/02_schema/exercise.json", lambda d: d["checks"].append("schema.nope")),
-        "exercises/02_schema/exercise.json: check 'schema.nope' is not declared in autograder/metadata/checks.json"),
+        "exercises/02_schema/exercise.json: check 'schema.nope' is not declared in autograder/metadata/checks.json",
+    ),
     "a check that compares values itself": (  # issue 24's 01 rows: `abs(out - expected) > tol` is false for NaN
-        lambda t: replace(t / "autograder/checks/custom_op_checks.cpp", "\n", "\nstatic bool close_enough(double x, "
-                          "double y, double tol) { return !(std::abs(x - y) > tol); }\n"),
-        "autograder/checks/custom_op_checks.cpp:2: a value comparison outside the judge's one comparator"),
+        lambda t: replace(
+            t / "autograder/checks/custom_op_checks.cpp",
+            "\n",
+            "\nstatic bool close_enough(double x, double y, double tol) { return !(std::abs(x - y) > tol); }\n",
+        ),
+        "autograder/checks/custom_op_checks.cpp:2: a value comparison outside the judge's one comparator",
+    ),
     "a worker that compares tensors itself": (
-        lambda t: append(t / "autograder/worker/groups_mm16.py", "\n\ndef _same(x, y):\n    return torch.allclose(x, y)\n"),
-        "a value comparison outside the judge's one comparator (judge/compare.hpp): 'return torch.allclose(x, y)'"),
+        lambda t: append(
+            t / "autograder/worker/groups_mm16.py", "\n\ndef _same(x, y):\n    return torch.allclose(x, y)\n"
+        ),
+        "a value comparison outside the judge's one comparator (judge/compare.hpp): 'return torch.allclose(x, y)'",
+    ),
 }
 
 

@@ -1,4 +1,5 @@
 """The judge must never load submission code: it links no torch, no Python, no CUDA, and cannot dlopen."""
+
 import re
 import subprocess
 import sys

@@ -8,6 +8,7 @@
     as a control, for sm_75 (750), which must go through.
 
 usage: test_mm16_kernel.py NVCC CXX CUDA_INCLUDE_DIR KERNEL.cu"""
+
 import os
 import re
 import subprocess
@@ -21,8 +22,11 @@ def main(nvcc, cxx, cuda_include, source):
     cuda_includes = [f"-I{d}" for d in cuda_include.split(";") if d]  # CMake's list of the toolkit's include folders
     with tempfile.TemporaryDirectory() as tmp:
         ptx = os.path.join(tmp, "mm16_kernel.ptx")
-        r = subprocess.run([nvcc, "-std=c++17", "-ptx", "-arch=compute_75", "-I", include, source, "-o", ptx],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [nvcc, "-std=c++17", "-ptx", "-arch=compute_75", "-I", include, source, "-o", ptx],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             return [f"nvcc -ptx -arch=compute_75 failed:\n{r.stderr}"]
         text = open(ptx).read()
@@ -38,35 +42,88 @@ def main(nvcc, cxx, cuda_include, source):
         bare = os.path.join(tmp, "bare.cu")
         with open(source) as f, open(bare, "w") as g:
             g.write(f.read().replace("__align__(32) ", ""))
-        r = subprocess.run([nvcc, "-std=c++17", "-ptx", "-arch=compute_75", "-I", include, bare, "-o", ptx],
-                           capture_output=True, text=True)
-        aligns = [int(a) for a in re.findall(r"^\s*\.shared\s+\.align\s+(\d+)", open(ptx).read(), re.M)] \
-            if r.returncode == 0 else []
+        r = subprocess.run(
+            [nvcc, "-std=c++17", "-ptx", "-arch=compute_75", "-I", include, bare, "-o", ptx],
+            capture_output=True,
+            text=True,
+        )
+        aligns = (
+            [int(a) for a in re.findall(r"^\s*\.shared\s+\.align\s+(\d+)", open(ptx).read(), re.M)]
+            if r.returncode == 0
+            else []
+        )
         print("without __align__(32), the tiles' alignments in the PTX:", aligns)
         if not aligns or min(aligns) >= 32:
-            problems.append(f"without __align__(32) the tiles were expected to get less than 32 bytes of alignment "
-                            f"(chapter 4 says so); got {aligns} (nvcc exit status {r.returncode})")
+            problems.append(
+                f"without __align__(32) the tiles were expected to get less than 32 bytes of alignment "
+                f"(chapter 4 says so); got {aligns} (nvcc exit status {r.returncode})"
+            )
         said = "uses tensor cores (WMMA): build it for compute capability 7.0 or newer"
         listed = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True).stdout.split()
         old = sorted(int(a.split("_")[1]) for a in listed if a.startswith("compute_") and int(a.split("_")[1]) < 70)
         if old:
             arch = old[0]
-            r = subprocess.run([nvcc, "-std=c++17", "-c", "-gencode", f"arch=compute_{arch},code=sm_{arch}", "-I",
-                                include, source, "-o", os.path.join(tmp, "old.o")], capture_output=True, text=True)
+            r = subprocess.run(
+                [
+                    nvcc,
+                    "-std=c++17",
+                    "-c",
+                    "-gencode",
+                    f"arch=compute_{arch},code=sm_{arch}",
+                    "-I",
+                    include,
+                    source,
+                    "-o",
+                    os.path.join(tmp, "old.o"),
+                ],
+                capture_output=True,
+                text=True,
+            )
             how = f"nvcc for sm_{arch}"
         else:
-            r = subprocess.run([cxx, "-E", "-x", "c++", "-D__CUDA_ARCH__=600", *cuda_includes, "-I", include,
-                                source, "-o", os.devnull], capture_output=True, text=True)
+            r = subprocess.run(
+                [
+                    cxx,
+                    "-E",
+                    "-x",
+                    "c++",
+                    "-D__CUDA_ARCH__=600",
+                    *cuda_includes,
+                    "-I",
+                    include,
+                    source,
+                    "-o",
+                    os.devnull,
+                ],
+                capture_output=True,
+                text=True,
+            )
             how = "nvcc lists no target below compute_75; the sm_60 device pass's preprocessing (__CUDA_ARCH__=600)"
-            control = subprocess.run([cxx, "-E", "-x", "c++", "-D__CUDA_ARCH__=750", *cuda_includes, "-I", include,
-                                      source, "-o", os.devnull], capture_output=True, text=True)
+            control = subprocess.run(
+                [
+                    cxx,
+                    "-E",
+                    "-x",
+                    "c++",
+                    "-D__CUDA_ARCH__=750",
+                    *cuda_includes,
+                    "-I",
+                    include,
+                    source,
+                    "-o",
+                    os.devnull,
+                ],
+                capture_output=True,
+                text=True,
+            )
             print(f"the sm_75 device pass's preprocessing (__CUDA_ARCH__=750): exit status {control.returncode}")
             if control.returncode != 0:
                 problems.append(f"preprocessing with __CUDA_ARCH__=750 failed:\n{control.stderr[-1500:]}")
         print(f"{how}: exit status {r.returncode}")
         if r.returncode == 0 or said not in r.stderr:
-            problems.append(f"{how} must stop with the kernel's #error ({said!r}); it exited {r.returncode}:\n"
-                            f"{r.stderr[-1500:]}")
+            problems.append(
+                f"{how} must stop with the kernel's #error ({said!r}); it exited {r.returncode}:\n{r.stderr[-1500:]}"
+            )
     return problems
 
 

@@ -7,6 +7,7 @@ and sits in one list only; every name in gpu_only.json is still a def or class o
 broken entry is caught.
 
 usage: test_mutant_entries.py COURSE_ROOT"""
+
 import ast
 import json
 import os
@@ -27,8 +28,11 @@ generated: dict[tuple[str, str], dict[str, mutate.Mutant]] = {}
 
 def generated_ids(ex: str, generator: str) -> dict[str, mutate.Mutant]:
     if (ex, generator) not in generated:
-        files = sorted(p.name for p in (ROOT / "solutions" / ex).iterdir()
-                       if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES))
+        files = sorted(
+            p.name
+            for p in (ROOT / "solutions" / ex).iterdir()
+            if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES)
+        )
         generated[ex, generator] = {m.id: m for m in mutants.mutants_of(ex, files, generator)}
     return generated[ex, generator]
 
@@ -39,14 +43,16 @@ for name, entries, reason_key in (("equivalent.json", eq, "reason"), ("missing_c
         if len(entry["patch"]) != 1 or len(next(iter(entry["patch"].values()))) != 1:
             problems.append(f"{where}: a mutant is one edit of one file ({{FILE: [[OLD, NEW]]}})")
         if not str(entry.get(reason_key, "")).strip():
-            problems.append(f"{where}: no \"{reason_key}\"")
+            problems.append(f'{where}: no "{reason_key}"')
         generator = entry.get("generator", "course")  # who made it: `./course mutants --generator`
         if generator not in mutants.GENERATORS:
             problems.append(f"{where}: unknown generator {generator!r} ({', '.join(mutants.GENERATORS)})")
         elif mid not in generated_ids(entry["exercise"], generator):
-            problems.append(f"{where}: not a mutant the {generator} generator makes from solutions/{entry['exercise']} "
-                            "any more (the reference or the generator changed): regrade and list it again, or remove "
-                            "it")
+            problems.append(
+                f"{where}: not a mutant the {generator} generator makes from solutions/{entry['exercise']} "
+                "any more (the reference or the generator changed): regrade and list it again, or remove "
+                "it"
+            )
 for mid in set(eq) & set(missing):
     problems.append(f"{eq[mid].get('label', mid)}: listed both as equivalent and as a missing check")
 
@@ -57,8 +63,11 @@ for ex, files in gpu.get("exercises", {}).items():
         if not path.is_file():
             problems.append(f"opcourse/mutation/gpu_only.json: solutions/{ex}/{fname} does not exist")
             continue
-        defined = {n.name for n in ast.walk(ast.parse(path.read_text()))
-                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        defined = {
+            n.name
+            for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        }
         for n in names:
             if n not in defined:
                 problems.append(f"opcourse/mutation/gpu_only.json: solutions/{ex}/{fname} defines no {n}")
@@ -72,8 +81,10 @@ for old, what in (("this text is in no reference solution", "absent"), ("at::Ten
     except planted_cases.PlantedError:
         pass
 
-print(f"{len(eq)} equivalent, {len(missing)} known missing checks, "
-      f"{sum(len(v) for f in gpu.get('exercises', {}).values() for v in f.values())} GPU-only names")
+print(
+    f"{len(eq)} equivalent, {len(missing)} known missing checks, "
+    f"{sum(len(v) for f in gpu.get('exercises', {}).values() for v in f.values())} GPU-only names"
+)
 for p in problems:
     print("FAIL:", p)
 sys.exit(1 if problems else 0)

@@ -3,6 +3,7 @@ and a real grade's results.json are accepted. (run_planted.py validates every pl
 
     test_results_schema.py COURSE_ROOT JUDGE
 """
+
 import copy
 import json
 import os
@@ -23,13 +24,32 @@ with open(os.path.join(root, "autograder", "schemas", "gradescope_results.schema
     validator = jsonschema.Draft202012Validator(json.load(f))
 
 documented = {  # the shape of the example in Gradescope's "Output format" section
-    "score": 44.0, "execution_time": 136, "output": "Text relevant to the entire submission",
-    "output_format": "simple_format", "test_output_format": "text", "test_name_format": "text",
-    "visibility": "after_due_date", "stdout_visibility": "visible", "extra_data": {},
-    "tests": [{"score": 2.0, "max_score": 2.0, "status": "passed", "name": "Your name here", "name_format": "text",
-               "number": "1.1", "output": "Giant multiline string", "output_format": "text", "tags": ["tag1"],
-               "visibility": "visible", "extra_data": {}}],
-    "leaderboard": [{"name": "Accuracy", "value": 0.926}, {"name": "Time", "value": 15.1, "order": "asc"}]}
+    "score": 44.0,
+    "execution_time": 136,
+    "output": "Text relevant to the entire submission",
+    "output_format": "simple_format",
+    "test_output_format": "text",
+    "test_name_format": "text",
+    "visibility": "after_due_date",
+    "stdout_visibility": "visible",
+    "extra_data": {},
+    "tests": [
+        {
+            "score": 2.0,
+            "max_score": 2.0,
+            "status": "passed",
+            "name": "Your name here",
+            "name_format": "text",
+            "number": "1.1",
+            "output": "Giant multiline string",
+            "output_format": "text",
+            "tags": ["tag1"],
+            "visibility": "visible",
+            "extra_data": {},
+        }
+    ],
+    "leaderboard": [{"name": "Accuracy", "value": 0.926}, {"name": "Time", "value": 15.1, "order": "asc"}],
+}
 
 
 def broken(path, value=None, delete=False):
@@ -61,13 +81,31 @@ for what, doc in must_fail.items():
     if not list(validator.iter_errors(doc)):
         problems.append(f"accepted a document with {what}")
 with tempfile.TemporaryDirectory() as out:  # a real grade: the reference of exercise 02 (a few seconds)
-    subprocess.run([judge, "--exercise", "02_schema", "--submission", os.path.join(root, "solutions", "02_schema"),
-                    "--out", out, "--course-root", root, "--no-color"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            judge,
+            "--exercise",
+            "02_schema",
+            "--submission",
+            os.path.join(root, "solutions", "02_schema"),
+            "--out",
+            out,
+            "--course-root",
+            root,
+            "--no-color",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     with open(os.path.join(out, "results.json")) as f:
         for e in validator.iter_errors(json.load(f)):
             problems.append(f"the judge's results.json is rejected at {list(e.path)}: {e.message}")
 for p in problems:
     print("FAIL:", p)
-print(f"schema: documented example accepted, {len(must_fail)} broken documents rejected, the judge's results.json "
-      f"accepted" if not problems else f"{len(problems)} problem(s)")
+print(
+    f"schema: documented example accepted, {len(must_fail)} broken documents rejected, the judge's results.json "
+    f"accepted"
+    if not problems
+    else f"{len(problems)} problem(s)"
+)
 sys.exit(1 if problems else 0)

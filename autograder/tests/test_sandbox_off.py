@@ -1,6 +1,7 @@
 """The degraded path (as on the lent GPU machine, which has no bubblewrap), forced here with COURSE_SANDBOX=off:
 the reference solution still gets full marks, and the console, rows.json, results.json and junit.xml all say which
 protections are off. Nothing is degraded silently."""
+
 import json
 import os
 import subprocess
@@ -11,13 +12,32 @@ judge, root = sys.argv[1], sys.argv[2]
 env = dict(os.environ, COURSE_SANDBOX="off")
 problems = []
 with tempfile.TemporaryDirectory() as out:
-    p = subprocess.run([judge, "--exercise", "02_schema", "--submission", os.path.join(root, "solutions", "02_schema"),
-                        "--out", out, "--no-color"], env=env, capture_output=True, text=True, timeout=1800)
+    p = subprocess.run(
+        [
+            judge,
+            "--exercise",
+            "02_schema",
+            "--submission",
+            os.path.join(root, "solutions", "02_schema"),
+            "--out",
+            out,
+            "--no-color",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     print(p.stdout, p.stderr)
     if p.returncode != 0:
         problems.append(f"the reference did not pass with the sandbox off (exit {p.returncode})")
-    for text in ("WARNING: graded with protections OFF", "OFF  sandbox:", "OFF  no_network:", "OFF  solutions_hidden:",
-                 "switched off by COURSE_SANDBOX=off"):
+    for text in (
+        "WARNING: graded with protections OFF",
+        "OFF  sandbox:",
+        "OFF  no_network:",
+        "OFF  solutions_hidden:",
+        "switched off by COURSE_SANDBOX=off",
+    ):
         if text not in p.stdout:
             problems.append(f"console output lacks {text!r}")
     rows = json.load(open(os.path.join(out, "rows.json")))

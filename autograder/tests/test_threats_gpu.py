@@ -2,16 +2,17 @@
 its verdict. Shown on copies of two real runs of 07_testing/opcheck_square_only: the first (2026-12-06-h100-late-07)
 got it wrong, the second (-again, after the fix) right. Alone, the first must fail the table; with both, the newer
 one decides; with the second's start time moved before the first's, the wrong verdict is the newest again."""
+
 import json
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 import threats  # beside this script
 from threats import gpu_evidence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 CASE = ("07_testing", "opcheck_square_only")
 COMMITTED = gpu_evidence.EVIDENCE
@@ -46,6 +47,7 @@ def main():
                 if folder.name == RIGHT:
                     s = folder / "summary.txt"
                     s.write_text(s.read_text().replace("(05:33:22)", "(05:01:00)"))
+
             ok, text = verdict_with([WRONG, RIGHT], tmp, earlier)
             if ok or WRONG not in text:
                 failures.append(f"the wrong run newest: the table must fail, got {ok}, {text!r}")

@@ -8,15 +8,16 @@ RESULTS_DIR/EXERCISE/CASE.json). ctest runs this after the planted cases:
   * otherwise (a case skipped because a protection is off here, or not run) the table goes to RESULTS_DIR/THREATS.md
     only, and this says so loudly: a degraded machine never rewrites the committed table.
 """
+
 import argparse
 import glob
 import json
 import os
 import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 from opcourse import metadata as course_metadata
 from opcourse.site import gpu_evidence  # the committed GPU runs: evidence/gpu/*/summary.json
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 HEADER = """# Threats to a trustworthy grade, and what stops each
 
@@ -137,8 +138,10 @@ def main():
         if not ok:
             missing_gpu.append(f"{exercise}/{case}: {text}")
         link = f"[`{exercise}/{case}`](planted/{exercise}/{case}/)"
-        rows.append(f"| {cell(expected['threat'])} | {cell(expected.get('defence', ''))} | {link} | {cell(want)} | "
-                    f"{cell(got)} |")
+        rows.append(
+            f"| {cell(expected['threat'])} | {cell(expected.get('defence', ''))} | {link} | {cell(want)} | "
+            f"{cell(got)} |"
+        )
 
     text = HEADER + "| Threat | Defence | Planted submission | Expected verdict | Result |\n|---|---|---|---|---|\n"
     text += "\n".join(rows) + "\n" + FOOTER
@@ -147,8 +150,10 @@ def main():
     with open(os.path.join(args.results_dir, "THREATS.md"), "w") as f:
         f.write(text)
     if missing_gpu:
-        print("the newest committed GPU run did not get these cases' verdicts (fix the case or the judge, run "
-              "tools/gpu/run_on_gpu.sh and commit its logs):")
+        print(
+            "the newest committed GPU run did not get these cases' verdicts (fix the case or the judge, run "
+            "tools/gpu/run_on_gpu.sh and commit its logs):"
+        )
         for line in missing_gpu:
             print("  - " + line)
         return 1
@@ -168,8 +173,11 @@ def main():
         return 0
     with open(committed, "w") as f:
         f.write(text)
-    print(f"{committed} was stale: it has been regenerated from the planted cases and their results. "
-          "Review the diff and commit it.", file=sys.stderr)
+    print(
+        f"{committed} was stale: it has been regenerated from the planted cases and their results. "
+        "Review the diff and commit it.",
+        file=sys.stderr,
+    )
     return 1
 
 

@@ -11,6 +11,7 @@ def group(name):
     def register(fn):
         GROUPS[name] = fn
         return fn
+
     return register
 
 
@@ -47,8 +48,16 @@ def op_inventory():
     """Every operator the course namespace holds, with its schema, its tags and where it has kernels."""
     import torch
 
-    keys = ["CPU", "CUDA", "Meta", "Autograd", "AutogradCPU", "AutogradCUDA", "CompositeImplicitAutograd",
-            "CompositeExplicitAutograd"]
+    keys = [
+        "CPU",
+        "CUDA",
+        "Meta",
+        "Autograd",
+        "AutogradCPU",
+        "AutogradCUDA",
+        "CompositeImplicitAutograd",
+        "CompositeExplicitAutograd",
+    ]
     ops = []
     for schema in torch._C._jit_get_all_schemas():
         if not schema.name.startswith(NAMESPACE + "::"):
@@ -68,8 +77,9 @@ def mm16_elsewhere():
     """Schemas named like the exercise's operators but outside the course namespace (a common slip)."""
     import torch
 
-    return sorted(str(s) for s in torch._C._jit_get_all_schemas()
-                  if "mm16" in s.name and not s.name.startswith(NAMESPACE + "::"))
+    return sorted(
+        str(s) for s in torch._C._jit_get_all_schemas() if "mm16" in s.name and not s.name.startswith(NAMESPACE + "::")
+    )
 
 
 @group("inspect")
@@ -116,8 +126,9 @@ def submission_module(request, name):
         spec.loader.exec_module(module)
     except SyntaxError as e:
         line = (e.text or "").strip()
-        raise SubmissionError(f"{filename} line {e.lineno}: SyntaxError: {e.msg}" + (f": {line}" if line else "")) \
-            from None
+        raise SubmissionError(
+            f"{filename} line {e.lineno}: SyntaxError: {e.msg}" + (f": {line}" if line else "")
+        ) from None
     except Exception as e:  # noqa: BLE001 - whatever importing it raised, said with its place
         raise SubmissionError(f"importing {filename} raised {type(e).__name__}: {e}{_where(e, filename)}") from None
     return module

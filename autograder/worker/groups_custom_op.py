@@ -1,5 +1,6 @@
 """Probes of chapter 1 (exercise 01_custom_op): course::scale_add in eager mode, on invalid calls, and under
 torch.compile next to its pybind11 twin. Raw observations only: the judge decides."""
+
 import importlib.machinery
 import importlib.util
 import sys
@@ -13,8 +14,10 @@ def _scale_add():
     try:
         return torch.ops.course.scale_add.default
     except (AttributeError, RuntimeError) as e:
-        raise RuntimeError("torch.ops.course.scale_add does not exist: the library declared no operator "
-                           "course::scale_add (m.def inside TORCH_LIBRARY(course, m))") from e
+        raise RuntimeError(
+            "torch.ops.course.scale_add does not exist: the library declared no operator "
+            "course::scale_add (m.def inside TORCH_LIBRARY(course, m))"
+        ) from e
 
 
 def _call(fn, *args):
@@ -27,8 +30,13 @@ def _call(fn, *args):
 
     if not isinstance(out, torch.Tensor):
         return {"raised": False, "returned": type(out).__name__}, None
-    return {"raised": False, "returned": "Tensor", "dtype": str(out.dtype).replace("torch.", ""),
-            "shape": list(out.shape), "device": str(out.device)}, out
+    return {
+        "raised": False,
+        "returned": "Tensor",
+        "dtype": str(out.dtype).replace("torch.", ""),
+        "shape": list(out.shape),
+        "device": str(out.device),
+    }, out
 
 
 _GUARDED = []  # the buffers behind guarded tensors: alive as long as the process
@@ -65,8 +73,10 @@ def group_scale_add(request, inputs):
     calls, tensors = {}, {}
     if request["args"].get("guard"):  # contiguous inputs against guard pages, after their end and before their start
         x, y = inputs["x"], inputs["y"]
-        cases = (("plain", _guarded(x, True), _guarded(y, True)),
-                 ("plain_start", _guarded(x, False), _guarded(y, False)))
+        cases = (
+            ("plain", _guarded(x, True), _guarded(y, True)),
+            ("plain_start", _guarded(x, False), _guarded(y, False)),
+        )
     else:
         cases = (("transposed", inputs["xt"].t(), inputs["y"]), ("y_transposed", inputs["x"], inputs["yt"].t()))
     for name, x, y in cases:
@@ -116,8 +126,7 @@ def _explain(fn, *args):
         lines = [l.strip() for l in str(getattr(r, "reason", r)).splitlines() if l.strip()]
         keep = lines[:1] + [l for l in lines[1:] if l.startswith(("Explanation: ", "Developer debug context: "))]
         reasons.append(" ".join(keep)[:600])
-    return {"graph_count": int(e.graph_count), "graph_break_count": int(e.graph_break_count),
-            "break_reasons": reasons}
+    return {"graph_count": int(e.graph_count), "graph_break_count": int(e.graph_break_count), "break_reasons": reasons}
 
 
 def _twin(twin_dir, name="course_pybind_twin"):

@@ -9,6 +9,7 @@ The operators under test count their own calls (autograder/operators_under_test/
 COURSE_MM16_CALLS names: the judge asks for one in this run's folder, and reads it after the run. Child processes the
 harness starts inherit the variable, so their calls count too.
 """
+
 import os
 import sys
 import unittest
@@ -18,7 +19,9 @@ from groups_common import describe_error, group, submission_module
 
 def _first_lines(text, n=6, width=500):
     """The last n lines of a traceback (where the assertion's message is), each cut to `width` characters."""
-    lines = [line if len(line) <= width else line[:width] + " ..." for line in text.strip().splitlines() if line.strip()]
+    lines = [
+        line if len(line) <= width else line[:width] + " ..." for line in text.strip().splitlines() if line.strip()
+    ]
     return "\n".join(lines[-n:])
 
 

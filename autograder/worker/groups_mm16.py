@@ -7,6 +7,7 @@ autograder/schemas/worker/mm16_protocol.json declares: report[NAME] (checked aga
 written) and tensors NAME or NAME.SUFFIX. The judge decides which probes share a process: a CUDA-graph capture that synchronises the device, or an
 invalid call that ends the process, costs only the rows that needed that run.
 """
+
 import json
 import os
 import threading
@@ -16,8 +17,9 @@ import torch
 from groups_common import dispatched_ops, group
 
 # declared with the other worker answers (autograder/schemas/worker/), which the sandbox mounts beside this folder
-PROTOCOL = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "schemas", "worker",
-                                       "mm16_protocol.json")))
+PROTOCOL = json.load(
+    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "schemas", "worker", "mm16_protocol.json"))
+)
 
 VIEWS = {  # how a stored tensor becomes the operand (mm16_protocol.json "views")
     "contiguous": lambda t: t,
@@ -37,9 +39,14 @@ def _outcome(out=None, error=None):
         return {"raised": True, "type": type(error).__name__, "message": str(error)[:2000]}
     if not isinstance(out, torch.Tensor):
         return {"raised": False, "type": type(out).__name__}
-    return {"raised": False, "shape": list(out.shape), "dtype": str(out.dtype).replace("torch.", ""),
-            "strides": list(out.stride()), "device": str(out.device),
-            "storage_offset": int(out.storage_offset()) if out.device.type != "meta" else 0}
+    return {
+        "raised": False,
+        "shape": list(out.shape),
+        "dtype": str(out.dtype).replace("torch.", ""),
+        "strides": list(out.stride()),
+        "device": str(out.device),
+        "storage_offset": int(out.storage_offset()) if out.device.type != "meta" else 0,
+    }
 
 
 def _keep(tensors, name, out):
@@ -78,17 +85,23 @@ def probe_call(run, p):
     if p.get("same_tensors_as"):  # the same tensors, updated in place: an operator that caches by pointer is seen
         old_a, old_b = run.live[p["same_tensors_as"]]
         if old_a.shape != a.shape or old_b.shape != b.shape:  # copy_ would broadcast or fail: say what happened
-            return {"raised": True, "type": "InputsChanged",
-                    "message": f"the tensors of call {p['same_tensors_as']} came back from the op with the shapes "
-                               f"{list(old_a.shape)} and {list(old_b.shape)}, not {list(a.shape)} and {list(b.shape)}: "
-                               "the op changed its inputs (an in-place op such as t_() on a handle of a or b)"}
+            return {
+                "raised": True,
+                "type": "InputsChanged",
+                "message": f"the tensors of call {p['same_tensors_as']} came back from the op with the shapes "
+                f"{list(old_a.shape)} and {list(old_b.shape)}, not {list(a.shape)} and {list(b.shape)}: "
+                "the op changed its inputs (an in-place op such as t_() on a handle of a or b)",
+            }
         with torch.no_grad():
             old_a.copy_(a)
             old_b.copy_(b)
         a, b = old_a, old_b
     run.specs[p["name"]] = (p["a"], p["b"], device)
     run.live[p["name"]] = (a, b)
-    layout = {"operand_strides": [*a.stride(), *b.stride()], "operand_offsets": [a.storage_offset(), b.storage_offset()]}
+    layout = {
+        "operand_strides": [*a.stride(), *b.stride()],
+        "operand_offsets": [a.storage_offset(), b.storage_offset()],
+    }
     out, error = None, None
     try:
         out = op(a, b)
@@ -99,7 +112,7 @@ def probe_call(run, p):
     try:
         _keep(run.tensors, p["name"] + ".a_after", a)
         _keep(run.tensors, p["name"] + ".b_after", b)
-    except Exception:  # noqa: BLE001 - a device left unusable by the call: the missing tensors are the evidence
+    except Exception:  # a device left unusable by the call: the missing tensors are the evidence
         if error is None:
             raise
     if error is not None:
@@ -224,8 +237,12 @@ def probe_grad(run, p):
         return _outcome(error=e)
     _keep(run.tensors, p["name"] + ".grad_a", ga)
     _keep(run.tensors, p["name"] + ".grad_b", gb)
-    report = {"raised": False, "grad_a": ga is not None, "grad_b": gb is not None,
-              "requires_grad": bool(out.requires_grad)}
+    report = {
+        "raised": False,
+        "grad_a": ga is not None,
+        "grad_b": gb is not None,
+        "requires_grad": bool(out.requires_grad),
+    }
     for key, t in (("grad_a_dtype", ga), ("grad_b_dtype", gb)):
         if t is not None:
             report[key] = str(t.dtype).replace("torch.", "")
@@ -347,7 +364,9 @@ def probe_kernels(run, p):
 
     op = _op()
     a, b = run.operands_of(p["of"])
-    if not a.is_cuda:  # the CPU: which operators the op dispatched (a library product shows as aten::mm, aten::mul, ...)
+    if (
+        not a.is_cuda
+    ):  # the CPU: which operators the op dispatched (a library product shows as aten::mm, aten::mul, ...)
         try:  # one call, no warm-up: nothing to load on the CPU, and an op that changes its inputs gets one go
             return {"raised": False, "ops": dispatched_ops("course::mm16", lambda: op(a, b))}
         except Exception as e:  # noqa: BLE001
@@ -384,7 +403,7 @@ def probe_capture(run, p):
         return _outcome(error=e)
 
 
-PROBES = {name[len("probe_"):]: fn for name, fn in globals().items() if name.startswith("probe_")}
+PROBES = {name[len("probe_") :]: fn for name, fn in globals().items() if name.startswith("probe_")}
 assert set(PROBES) == set(PROTOCOL["probes"]), "mm16_protocol.json's probes and the worker's disagree"
 
 _TYPES = {"bool": bool, "string": str, "int": int, "object": dict}

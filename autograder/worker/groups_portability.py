@@ -1,6 +1,7 @@
 """Chapter 9: asks the student's inspect_targets.py about cuobjdump listings and CUDA architecture lists the judge
 chose (the judge ran cuobjdump itself and knows the answers), and runs a probe kernel built with the student's
 flags (ctypes, no torch): on a GPU the driver must JIT-compile its PTX when no machine code fits."""
+
 import ctypes
 
 from groups_common import describe_error, group, submission_module
@@ -18,8 +19,7 @@ def _targets(value):
             continue
         got = value[kind]
         items = list(got) if isinstance(got, (list, tuple, set, frozenset)) else []
-        answer[kind] = {"type": type(got).__name__,
-                        "items": [x if type(x) is int else repr(x) for x in items]}
+        answer[kind] = {"type": type(got).__name__, "items": [x if type(x) is int else repr(x) for x in items]}
     return answer
 
 

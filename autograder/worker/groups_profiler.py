@@ -6,6 +6,7 @@ kernel inside the op) and through course::mm16_scaled, a Python custom op define
 same letters (a substring match counts it too) and which launches a kernel of its own. The trace is exported before
 the student's module is imported; the judge reads it to decide what the right answers are.
 """
+
 import os
 
 import torch

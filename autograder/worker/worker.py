@@ -5,6 +5,7 @@ group of probes the judge asked for on the inputs the judge chose, and writes ra
 (facts: schemas, exception types and messages, metadata) and outputs.safetensors (tensors). It decides nothing:
 every verdict is the judge's. Everything here shares a process with the submission, so nothing here is trusted.
 """
+
 import time
 
 _STARTED = time.monotonic()  # before torch is imported: the bench's breakdown reports the import's cost
@@ -14,7 +15,7 @@ import os  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
 
-from groups_common import GROUPS, SubmissionError, load_library  # each groups_*.py module adds its probes
+from groups_common import GROUPS, SubmissionError, load_library  # noqa: E402  (each groups_*.py adds its probes)
 
 
 def _register_group_modules():
@@ -38,7 +39,7 @@ def main(request_path=None, started=None):
     tensors = {}
     timing = response["timing"] = {}  # seconds per phase, for `course bench --breakdown` only
 
-    def lap(phase, since=[started or _STARTED]):  # noqa: B006 - the time of the previous lap
+    def lap(phase, since=[started or _STARTED]):
         now = time.monotonic()
         timing[phase] = round(now - since[0], 4)
         since[0] = now
@@ -58,7 +59,7 @@ def main(request_path=None, started=None):
         if request.get("library"):  # none for a group that loads its own (chapter 7's harness)
             try:
                 load_library(request["library"])
-            except Exception as e:  # noqa: BLE001 - reported to the judge as data
+            except Exception as e:  # reported to the judge as data
                 raise RuntimeError(f"loading the library failed: {type(e).__name__}: {e}") from e
         lap("load")
         report, tensors = handler(request, inputs)
@@ -75,8 +76,9 @@ def main(request_path=None, started=None):
     if tensors:
         from safetensors.torch import save_file
 
-        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()},
-                  os.path.join(out_dir, "outputs.safetensors"))
+        save_file(
+            {k: v.detach().cpu().contiguous() for k, v in tensors.items()}, os.path.join(out_dir, "outputs.safetensors")
+        )
         lap("outputs")
     tmp = os.path.join(out_dir, "response.json.tmp")
     with open(tmp, "w") as f:

@@ -16,6 +16,7 @@ imports are done, then per request "done SEQ exit N" or "done SEQ signal N" once
 gone. A child inherits stdout and stderr (the judge's pipes: what it prints between a request and its answer is that
 request's output), gets /dev/null as stdin, and never holds fd 3.
 """
+
 import ctypes
 import json
 import os

@@ -5,6 +5,7 @@ The gradebook never hides what a grade left out: `not_graded` (points) and `not_
 e.g. "04_cuda: 12 needs a CUDA device") count the checks this machine could not run, and `protections_off` lists the
 sandbox protections that were off in any of the student's grades. With --require-cuda, a grade that could not run
 its CUDA rows fails (its CUDA rows FAIL as not graded, it is not kept for reuse, and batch exits 1)."""
+
 from __future__ import annotations
 
 import concurrent.futures as futures
@@ -40,16 +41,24 @@ class Progress:
             width = 30
             filled = int(width * self.done / max(self.total, 1))
             bar = "#" * filled + "." * (width - filled)
-            line = (f"[{bar}] {self.done}/{self.total} ({self.cached} unchanged) "
-                    f"{time.monotonic() - self.t0:5.0f} s  {label}")
+            line = (
+                f"[{bar}] {self.done}/{self.total} ({self.cached} unchanged) "
+                f"{time.monotonic() - self.t0:5.0f} s  {label}"
+            )
             if self.tty:
-                print("\r" + line[:110].ljust(110), end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
+                print(
+                    "\r" + line[:110].ljust(110),
+                    end="" if self.done < self.total else "\n",
+                    file=sys.stderr,
+                    flush=True,
+                )
             else:
                 print(line, file=sys.stderr, flush=True)
 
 
-def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "",
-              require_cuda: bool = False) -> tuple[Report, bool, float | None]:
+def grade_one(
+    ex: str, sub: Path | None, out: Path, key: str, timeout: float, refused: str = "", require_cuda: bool = False
+) -> tuple[Report, bool, float | None]:
     """Returns (the grade's rows.json, reused, seconds the judge ran or None when it did not run). Reuses the previous
     grade when the key is unchanged (and its rows.json reads: one that does not match its schema is graded again)."""
     key_file = out / "grade.key"
@@ -63,8 +72,9 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
     out.mkdir(parents=True)
     if sub is None or refused:  # nothing to grade: every check fails, and the table says why
         meta = load_exercise(ex)
-        rows = write_rows(out, stand_in(ex, total_points(meta), len(meta["checks"]), refused=refused,
-                                        missing=not refused))
+        rows = write_rows(
+            out, stand_in(ex, total_points(meta), len(meta["checks"]), refused=refused, missing=not refused)
+        )
         why = f"not graded: {refused}" if refused else f"not submitted (no folder {ex}/ in the submission)"
         (out / "table.txt").write_text(f"{ex}: {why}\n")
         key_file.write_text(key)
@@ -81,7 +91,9 @@ def grade_one(ex: str, sub: Path | None, out: Path, key: str, timeout: float, re
             say(str(e))
         meta = load_exercise(ex)
         rows = write_rows(out, stand_in(ex, total_points(meta), len(meta["checks"]), error=f"judge exit {rc}"))
-        (out / "table.txt").write_text(f"{ex}: the grader could not grade this submission (exit {rc}):\n{log[-2000:]}\n")
+        (out / "table.txt").write_text(
+            f"{ex}: the grader could not grade this submission (exit {rc}):\n{log[-2000:]}\n"
+        )
         return rows, False, r.seconds
     # a grade that could not run some rows under --require-cuda is not complete: the next run grades it again
     if rc in (0, 1) and not (require_cuda and rows.not_graded_points > 0):
@@ -94,21 +106,32 @@ def throughput(seconds: dict[str, list[float]], wall: float, jobs: int) -> dict:
     and per exercise the median seconds of one grade and the rate that gives with the same number of jobs."""
     graded = sum(len(v) for v in seconds.values())
     every = sorted(s for v in seconds.values() for s in v)
-    report = {"graded": graded, "wall_s": round(wall, 1), "jobs": jobs, "cores": os.cpu_count(),
-              "per_hour": round(3600 * graded / wall) if graded and wall > 0 else 0,
-              "median_s": round(statistics.median(every), 2) if every else None, "per_exercise": {}, "lines": []}
+    report = {
+        "graded": graded,
+        "wall_s": round(wall, 1),
+        "jobs": jobs,
+        "cores": os.cpu_count(),
+        "per_hour": round(3600 * graded / wall) if graded and wall > 0 else 0,
+        "median_s": round(statistics.median(every), 2) if every else None,
+        "per_exercise": {},
+        "lines": [],
+    }
     if not graded:
         report["lines"].append("throughput: nothing was graded (every submission unchanged or missing)")
         return report
-    report["lines"].append(f"throughput: {graded} submission(s) graded in {wall:.0f} s with {jobs} job(s) on "
-                           f"{os.cpu_count()} cores: {report['per_hour']} per hour; one grade takes "
-                           f"{report['median_s']:g} s (median)")
+    report["lines"].append(
+        f"throughput: {graded} submission(s) graded in {wall:.0f} s with {jobs} job(s) on "
+        f"{os.cpu_count()} cores: {report['per_hour']} per hour; one grade takes "
+        f"{report['median_s']:g} s (median)"
+    )
     for ex in sorted(seconds):
         med = statistics.median(seconds[ex])
         rate = round(3600 * jobs / med) if med > 0 else 0
         report["per_exercise"][ex] = {"graded": len(seconds[ex]), "median_s": round(med, 2), "per_hour_est": rate}
-        report["lines"].append(f"  {ex:<16} {len(seconds[ex]):4d} graded, {med:6.1f} s each (median): about {rate} "
-                               f"per hour with {jobs} job(s)")
+        report["lines"].append(
+            f"  {ex:<16} {len(seconds[ex]):4d} graded, {med:6.1f} s each (median): about {rate} "
+            f"per hour with {jobs} job(s)"
+        )
     return report
 
 
@@ -116,8 +139,11 @@ def feedback_report(student: str, per_ex: dict[str, Path], merged: dict) -> str:
     total = f"Total: {merged['score']:g} / {merged['extra_data']['max_score']:g}"
     ng = merged["extra_data"].get("not_graded", {})
     if ng.get("points", 0) > 0:
-        total += (f" ({ng['points']:g} more points not graded here: "
-                  + ", ".join(f"{p:g} {why}" for why, p in sorted(ng["why"].items())) + ")")
+        total += (
+            f" ({ng['points']:g} more points not graded here: "
+            + ", ".join(f"{p:g} {why}" for why, p in sorted(ng["why"].items()))
+            + ")"
+        )
     parts = [f"# Feedback for {student}", "", total, ""]
     for ex, out in per_ex.items():
         table = (out / "table.txt").read_text() if (out / "table.txt").is_file() else f"{ex}: no report\n"
@@ -146,9 +172,13 @@ def cmd_batch(args) -> int:
             bad = link_below(subs, sub) if sub else None
             refused = f"{bad} is a symbolic link or not a folder: submit the folder itself" if bad else ""
             fingerprint = "refused" if refused else hash_tree(sub) if sub else "missing"
-            key = hashlib.sha256(fingerprint.encode() + judge_key.encode() + (b"require-cuda" if args.require_cuda else b"")
-                                 + file_hash(ROOT / "exercises" / ex / "exercise.json").encode()
-                                 + file_hash(ROOT / "autograder" / "metadata" / "checks.json").encode()).hexdigest()
+            key = hashlib.sha256(
+                fingerprint.encode()
+                + judge_key.encode()
+                + (b"require-cuda" if args.require_cuda else b"")
+                + file_hash(ROOT / "exercises" / ex / "exercise.json").encode()
+                + file_hash(ROOT / "autograder" / "metadata" / "checks.json").encode()
+            ).hexdigest()
             jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key, refused))
     say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
     bar = Progress(len(jobs))
@@ -156,8 +186,10 @@ def cmd_batch(args) -> int:
     seconds: dict[str, list[float]] = {}  # per exercise, the judge's time for each submission it graded
     wall_start = time.monotonic()
     with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        running = {pool.submit(grade_one, ex, sub, o, key, args.timeout, refused, args.require_cuda): (st, ex)
-                   for st, ex, sub, o, key, refused in jobs}
+        running = {
+            pool.submit(grade_one, ex, sub, o, key, args.timeout, refused, args.require_cuda): (st, ex)
+            for st, ex, sub, o, key, refused in jobs
+        }
         for f in futures.as_completed(running):
             st, ex = running[f]
             r, cached, took = f.result()
@@ -173,12 +205,23 @@ def cmd_batch(args) -> int:
         for st in students:
             per = [rows[(st.name, ex)] for ex in exercises]
             missed = {ex: rows[(st.name, ex)].not_graded() for ex in exercises}
-            why = "; ".join(f"{ex}: " + ", ".join(f"{p:g} {reason}" for reason, p in sorted(reasons.items()))
-                            for ex, (points, reasons) in missed.items() if points > 0)
+            why = "; ".join(
+                f"{ex}: " + ", ".join(f"{p:g} {reason}" for reason, p in sorted(reasons.items()))
+                for ex, (points, reasons) in missed.items()
+                if points > 0
+            )
             off = sorted({p for r in per for p in r.protections_off()})
-            w.writerow([st.name] + [f"{r.score:g}" for r in per]
-                       + [f"{sum(r.score for r in per):g}", f"{sum(r.max_score for r in per):g}",
-                          f"{sum(points for points, _ in missed.values()):g}", why, " ".join(off)])
+            w.writerow(
+                [st.name]
+                + [f"{r.score:g}" for r in per]
+                + [
+                    f"{sum(r.score for r in per):g}",
+                    f"{sum(r.max_score for r in per):g}",
+                    f"{sum(points for points, _ in missed.values()):g}",
+                    why,
+                    " ".join(off),
+                ]
+            )
     for st in students:
         per_ex = {ex: out / "students" / st.name / ex for ex in exercises}
         merged = merge_results(st.name, per_ex, {ex: rows[(st.name, ex)] for ex in exercises})
@@ -197,10 +240,12 @@ def cmd_batch(args) -> int:
         say(f"WARNING: graded with sandbox protections off: {', '.join(off)} (gradebook column protections_off)")
     missed = sorted(f"{st}/{ex}" for (st, ex), r in rows.items() if r.not_graded_points > 0)
     if missed:
-        say(f"{'FAILED' if args.require_cuda else 'NOTE'}: {len(missed)} grade(s) left points not graded on this "
+        say(
+            f"{'FAILED' if args.require_cuda else 'NOTE'}: {len(missed)} grade(s) left points not graded on this "
             f"machine (gradebook columns not_graded, not_graded_why): {', '.join(missed[:10])}"
             + (" ..." if len(missed) > 10 else "")
-            + (": --require-cuda makes them fail; grade them on a machine with a GPU" if args.require_cuda else ""))
+            + (": --require-cuda makes them fail; grade them on a machine with a GPU" if args.require_cuda else "")
+        )
         if args.require_cuda:
             return 1
     return 0

@@ -8,6 +8,7 @@ them alike; the figures are medians. A cold grade (empty compiler cache) is time
 
 --breakdown prints where one regrade's time went (rows.json "timeline": each compile, the link, each worker: its
 start, its imports, its probes; what remains is the judge's own work)."""
+
 from __future__ import annotations
 
 import json
@@ -89,14 +90,16 @@ def print_breakdown(title: str, wall: float, rows: Report) -> None:
         line = f"  {s['start']:6.2f} {s['seconds']:7.2f}  {s['what']}"
         if "worker" in s:
             phases = ", ".join(f"{k} {v:.3f}" for k, v in s["worker"].items())
-            line += (" [forked by the worker server]" if s.get("forked") else " [fresh sandbox and Python]")
+            line += " [forked by the worker server]" if s.get("forked") else " [fresh sandbox and Python]"
             line += f": {phases}" if phases else ""
             if s.get("server"):
                 line += f"\n{'':18}{s['server']}"
         say(line)
     busy = union_seconds(steps)
-    say(f"  the judge's own work (start-up, inputs, comparisons, reports; nothing above running): "
-        f"{max(0.0, wall - busy):.2f} s")
+    say(
+        f"  the judge's own work (start-up, inputs, comparisons, reports; nothing above running): "
+        f"{max(0.0, wall - busy):.2f} s"
+    )
 
 
 def cmd_bench(args) -> int:
@@ -123,9 +126,12 @@ def cmd_bench(args) -> int:
         sub = work / "submission"
         shutil.copytree(source_dir, sub)
         base_env = dict(os.environ)
-        say(f"bench {ex}: {runs} rounds; each edits " + " and ".join(f"{f} ({k})" for k, f in kinds.items()) +
-            f" by one line (copied from {source_dir.relative_to(ROOT)}) and regrades; the rounds interleave, so a "
-            "busy machine slows every figure alike")
+        say(
+            f"bench {ex}: {runs} rounds; each edits "
+            + " and ".join(f"{f} ({k})" for k, f in kinds.items())
+            + f" by one line (copied from {source_dir.relative_to(ROOT)}) and regrades; the rounds interleave, so a "
+            "busy machine slows every figure alike"
+        )
         tcf = work / "toolchain.json"  # the course's, but ccache's folder from the environment
         tcf.write_text(json.dumps(dict(tc, ccache_dir="")))
         warm_env = dict(base_env, CCACHE_DIR=str(work / "ccache-warm"))
@@ -169,8 +175,10 @@ def cmd_bench(args) -> int:
         ok = w <= c + MARGIN_S
         met = met and ok
         say(f"  warm regrade after a one-line {kind:<9}     {w:6.1f} s")
-        say(f"    {what:<41}{c:6.1f} s   target: regrade <= {c:.1f} + {MARGIN_S:.0f} = {c + MARGIN_S:.1f} s: "
-            f"{'met' if ok else 'NOT met'}")
+        say(
+            f"    {what:<41}{c:6.1f} s   target: regrade <= {c:.1f} + {MARGIN_S:.0f} = {c + MARGIN_S:.1f} s: "
+            f"{'met' if ok else 'NOT met'}"
+        )
     if no_pch:
         say(f"  (the .cpp without the precompiled header     {statistics.median(no_pch):6.1f} s)")
     return 0 if met or not args.check else 1

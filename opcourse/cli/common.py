@@ -1,4 +1,5 @@
 """The course's folders and how a command talks: every module imports these."""
+
 from __future__ import annotations
 
 import os

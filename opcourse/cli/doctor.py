@@ -1,4 +1,5 @@
 """doctor: checks the toolchain the course needs, and prints the command that fixes anything missing."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,11 @@ def find_course_python() -> str | None:
     if os.environ.get("COURSE_PYTHON"):
         return os.environ["COURSE_PYTHON"]
     try:  # the environment tools/setup.sh makes (its path is computed in one place, tools/venv_path.sh)
-        venv = Path(subprocess.run(["bash", str(ROOT / "tools" / "venv_path.sh")], capture_output=True, text=True,
-                                   timeout=60, check=True).stdout.strip())
+        venv = Path(
+            subprocess.run(
+                ["bash", str(ROOT / "tools" / "venv_path.sh")], capture_output=True, text=True, timeout=60, check=True
+            ).stdout.strip()
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return str(venv / "bin" / "python") if (venv / ".complete").is_file() else None
@@ -34,8 +38,10 @@ def toolkit_adds() -> str:
             rows += len(needs)
             points += sum(c["points"] for c in needs)
             parts.append(f"{ex} {len(needs)}")
-    return (f"{rows} rows worth {points:g} points (by exercise: {', '.join(parts)}): the CUDA kernels, their "
-            "cubin and PTX, and every row that runs on a GPU")
+    return (
+        f"{rows} rows worth {points:g} points (by exercise: {', '.join(parts)}): the CUDA kernels, their "
+        "cubin and PTX, and every row that runs on a GPU"
+    )
 
 
 def gpu_points() -> float:
@@ -71,27 +77,51 @@ def cmd_doctor(args) -> int:
     py = find_course_python()
     torch_cuda = None
     if py:
-        rc, out = run_quiet([py, "-c", "import torch, safetensors; n = torch.cuda.device_count(); "
-                             "print(n, torch.cuda.get_device_name(0) if n else '-'); "
-                             "print(torch.__version__, torch.version.cuda)"], 120)
+        rc, out = run_quiet(
+            [
+                py,
+                "-c",
+                "import torch, safetensors; n = torch.cuda.device_count(); "
+                "print(n, torch.cuda.get_device_name(0) if n else '-'); "
+                "print(torch.__version__, torch.version.cuda)",
+            ],
+            120,
+        )
         ok = rc == 0
         if ok:
             gpu_line, out = out.splitlines()[-2], out.splitlines()[-1]
             torch_cuda = out.split()[-1]
             gpus, gpu_name = gpu_line.split(" ", 1)
-        check("python + torch", ok, f"{py}: torch {out}" if ok else out.splitlines()[-1] if out else py,
-              f"{py} -m pip install -r requirements/course.txt")
+        check(
+            "python + torch",
+            ok,
+            f"{py}: torch {out}" if ok else out.splitlines()[-1] if out else py,
+            f"{py} -m pip install -r requirements/course.txt",
+        )
         if ok:
             needs = gpu_points()
-            check("CUDA GPU", gpus != "0", f"{gpus} x {gpu_name}" if gpus != "0" else
-                  f"none visible to torch: {needs:g} points of the course's checks run only on a GPU; here they are "
-                  "SKIPPED (not passed), and `./course grade` says `not done` for those exercises",
-                  "grade the CUDA exercises on a machine with an NVIDIA GPU and its driver (nvidia-smi lists it)",
-                  False)
+            check(
+                "CUDA GPU",
+                gpus != "0",
+                f"{gpus} x {gpu_name}"
+                if gpus != "0"
+                else f"none visible to torch: {needs:g} points of the course's checks run only on a GPU; here they are "
+                "SKIPPED (not passed), and `./course grade` says `not done` for those exercises",
+                "grade the CUDA exercises on a machine with an NVIDIA GPU and its driver (nvidia-smi lists it)",
+                False,
+            )
     else:
-        check("python + torch", False, "no course venv and COURSE_PYTHON is unset",
-              "tools/setup.sh   (creates the venv; or export COURSE_PYTHON=/path/to/python-with-torch)")
-    nvcc = os.environ.get("CUDACXX") or which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+        check(
+            "python + torch",
+            False,
+            "no course venv and COURSE_PYTHON is unset",
+            "tools/setup.sh   (creates the venv; or export COURSE_PYTHON=/path/to/python-with-torch)",
+        )
+    nvcc = (
+        os.environ.get("CUDACXX")
+        or which("nvcc")
+        or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    )
     nvcc_ver = None
     if nvcc:
         rc, out = run_quiet([nvcc, "--version"])
@@ -102,18 +132,28 @@ def cmd_doctor(args) -> int:
         check("nvcc", True, f"{nvcc} (CUDA {nvcc_ver})", "")
     else:
         adds = toolkit_adds()
-        check("nvcc", False,
-              (f"COURSE_CUDA=off: the course works without the CUDA toolkit{f' ({nvcc} is here, unused)' if nvcc_ver else ''}"
-               if no_toolkit else "not found") +
-              f"; the toolkit would add {adds}",
-              "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) or export CUDACXX=/path/to/nvcc" +
-              ("" if no_toolkit else "; or work without it: export COURSE_CUDA=off (those rows are then SKIPPED)"),
-              required=not no_toolkit)
+        check(
+            "nvcc",
+            False,
+            (
+                f"COURSE_CUDA=off: the course works without the CUDA toolkit{f' ({nvcc} is here, unused)' if nvcc_ver else ''}"
+                if no_toolkit
+                else "not found"
+            )
+            + f"; the toolkit would add {adds}",
+            "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) or export CUDACXX=/path/to/nvcc"
+            + ("" if no_toolkit else "; or work without it: export COURSE_CUDA=off (those rows are then SKIPPED)"),
+            required=not no_toolkit,
+        )
     if torch_cuda and nvcc_ver and not no_toolkit:
         same = torch_cuda.split(".")[0] == nvcc_ver.split(".")[0]
-        check("torch CUDA = nvcc major", same, f"torch built for CUDA {torch_cuda}, nvcc is {nvcc_ver}",
-              f"COURSE_TORCH='torch==VERSION' COURSE_TORCH_INDEX=https://download.pytorch.org/whl/cu{nvcc_ver.split('.')[0]}X "
-              "tools/setup.sh   (a torch built for your CUDA, in an environment of its own: README, your machine)")
+        check(
+            "torch CUDA = nvcc major",
+            same,
+            f"torch built for CUDA {torch_cuda}, nvcc is {nvcc_ver}",
+            f"COURSE_TORCH='torch==VERSION' COURSE_TORCH_INDEX=https://download.pytorch.org/whl/cu{nvcc_ver.split('.')[0]}X "
+            "tools/setup.sh   (a torch built for your CUDA, in an environment of its own: README, your machine)",
+        )
     cmake = which("cmake")
     if cmake:
         rc, out = run_quiet([cmake, "--version"])
@@ -130,29 +170,57 @@ def cmd_doctor(args) -> int:
         first = out.splitlines()[0] if out else ""
         with tempfile.TemporaryDirectory() as t:
             src = Path(t, "a.cpp")
-            src.write_text("#include <span>\n#include <concepts>\nint main(){ std::span<int> s; return (int)s.size(); }\n")
+            src.write_text(
+                "#include <span>\n#include <concepts>\nint main(){ std::span<int> s; return (int)s.size(); }\n"
+            )
             rc2, out2 = run_quiet([cxx, "-std=c++20", "-c", str(src), "-o", str(Path(t, "a.o"))])
-        check("C++20 compiler", rc2 == 0, f"{cxx}: {first}" if rc2 == 0 else f"{cxx} cannot compile C++20: {out2[-200:]}",
-              f"{apt} g++   (g++ 12 or newer; or export CXX=/path/to/g++)")
+        check(
+            "C++20 compiler",
+            rc2 == 0,
+            f"{cxx}: {first}" if rc2 == 0 else f"{cxx} cannot compile C++20: {out2[-200:]}",
+            f"{apt} g++   (g++ 12 or newer; or export CXX=/path/to/g++)",
+        )
     else:
         check("C++20 compiler", False, "no c++ / g++ on PATH", f"{apt} g++")
-    for name, header, pkg in (("doctest headers", "doctest/doctest.h", "doctest-dev"),
-                              ("nlohmann-json headers", "nlohmann/json.hpp", "nlohmann-json3-dev")):
-        found = next((str(p) for p in (Path("/usr/include", header), Path(deps_root or "/nonexistent", "usr/include", header),
-                                       Path("/usr/local/include", header)) if p.is_file()), None)
+    for name, header, pkg in (
+        ("doctest headers", "doctest/doctest.h", "doctest-dev"),
+        ("nlohmann-json headers", "nlohmann/json.hpp", "nlohmann-json3-dev"),
+    ):
+        found = next(
+            (
+                str(p)
+                for p in (
+                    Path("/usr/include", header),
+                    Path(deps_root or "/nonexistent", "usr/include", header),
+                    Path("/usr/local/include", header),
+                )
+                if p.is_file()
+            ),
+            None,
+        )
         check(name, bool(found), found or "not found", f"{apt} {pkg}")
     ccache = which("ccache")
     check("ccache", bool(ccache), ccache or "not found (regrades recompile everything)", f"{apt} ccache", False)
     bwrap = which("bwrap")
     if bwrap:
         rc, out = run_quiet([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"])
-        check("bubblewrap", rc == 0, bwrap if rc == 0 else f"{bwrap} present but cannot sandbox: {out[-200:]}",
-              "allow unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1", False)
+        check(
+            "bubblewrap",
+            rc == 0,
+            bwrap if rc == 0 else f"{bwrap} present but cannot sandbox: {out[-200:]}",
+            "allow unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1",
+            False,
+        )
     else:
         check("bubblewrap", False, "not found (grading runs without the sandbox, loudly)", f"{apt} bubblewrap", False)
     chromium = which("chromium", "chromium-browser", "google-chrome")
-    check("chromium", bool(chromium), chromium or "not found (only needed to render the site to PDF/screenshots)",
-          f"{apt} chromium", False)
+    check(
+        "chromium",
+        bool(chromium),
+        chromium or "not found (only needed to render the site to PDF/screenshots)",
+        f"{apt} chromium",
+        False,
+    )
 
     width = max(len(r[0]) for r in results)
     bad_required = 0
@@ -169,4 +237,3 @@ def cmd_doctor(args) -> int:
         return 1
     say("doctor: everything the course needs is here")
     return 0
-

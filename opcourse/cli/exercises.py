@@ -1,4 +1,5 @@
 """Exercises: the ids (folders of exercises/ with an exercise.json), their metadata, and short names resolved."""
+
 from __future__ import annotations
 
 import difflib
@@ -18,8 +19,10 @@ def load_exercise(ex: str) -> dict:
         names = {i.split("_", 1)[-1]: i for i in ids}  # a typo of a name (cpuu) or of an id (03_cpuu)
         close = difflib.get_close_matches(ex, list(names) + ids, n=1, cutoff=0.7)
         fix = f"did you mean {names.get(close[0], close[0])}? " if close else ""
-        die(f"no exercise '{ex}': {fix}the exercises are {', '.join(ids) or 'none'} (a number or name works too: "
-            f"./course grade 3, ./course grade cpu)")
+        die(
+            f"no exercise '{ex}': {fix}the exercises are {', '.join(ids) or 'none'} (a number or name works too: "
+            f"./course grade 3, ./course grade cpu)"
+        )
     try:
         return course_metadata.load(ex, ROOT)
     except course_metadata.MetadataError as e:

@@ -1,5 +1,6 @@
 """grade: one exercise, one submission folder, the judge's table as it prints it; and the tables of `./course main`
 (every reference solution)."""
+
 from __future__ import annotations
 
 import concurrent.futures as futures
@@ -36,8 +37,10 @@ def not_done(out: Path | str) -> str:
     if points <= 0:
         return ""
     reasons = ", ".join(f"{p:g} {reason}" for reason, p in sorted(why.items())) or f"{points:g} not graded"
-    return (f"not done: {points:g} of {total:g} points need what this machine lacks ({reasons}); they are SKIPPED "
-            f"above, not passed. Grade it where they can run (a machine with an NVIDIA GPU and the CUDA toolkit)")
+    return (
+        f"not done: {points:g} of {total:g} points need what this machine lacks ({reasons}); they are SKIPPED "
+        f"above, not passed. Grade it where they can run (a machine with an NVIDIA GPU and the CUDA toolkit)"
+    )
 
 
 def cmd_grade(args) -> int:
@@ -45,10 +48,21 @@ def cmd_grade(args) -> int:
     ex = args.exercise if args.course_root else resolve_exercise(args.exercise)
     submission = args.submission if args.submission is not None else ROOT / "exercises" / ex
     out = Path(args.out) if args.out else GRADES / ex  # the student's grades: what `./course list` reads
-    run = run_judge(ex, submission, out, show="stream", seed=args.seed, worker_timeout=args.worker_timeout,
-                    color=not args.no_color, toolchain=args.toolchain, course_root=args.course_root,
-                    list_checks=args.list, protections=args.protections, require_cuda=args.require_cuda,
-                    doctest_args=args.doctest_args)
+    run = run_judge(
+        ex,
+        submission,
+        out,
+        show="stream",
+        seed=args.seed,
+        worker_timeout=args.worker_timeout,
+        color=not args.no_color,
+        toolchain=args.toolchain,
+        course_root=args.course_root,
+        list_checks=args.list,
+        protections=args.protections,
+        require_cuda=args.require_cuda,
+        doctest_args=args.doctest_args,
+    )
     status = exit_status(run.returncode)
     if status == 0 and not (args.list or args.protections):
         line = not_done(out)

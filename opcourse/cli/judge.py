@@ -3,6 +3,7 @@ and runs it. grade, watch, batch, gradescope-run, bench and the tables of `./cou
 
 build/toolchain.json (written by CMake) holds the settings the judge compiles a submission with, its compile flags
 among them ("cxx_flags", "cuda_flags"): the flags are declared once, in CMakeLists.txt, and read from there."""
+
 from __future__ import annotations
 
 import json
@@ -39,17 +40,28 @@ def compile_flags(tc: dict) -> list[str]:
     """The judge's compile flags for a submission's .cpp file (Session::build in autograder/judge/grading.cpp), less
     the precompiled header: toolchain.json's "cxx_flags", its definitions and its include folders."""
     if "cxx_flags" not in tc:
-        die("toolchain.json has no \"cxx_flags\" (written by an older CMakeLists.txt): run ./course build", 1)
+        die('toolchain.json has no "cxx_flags" (written by an older CMakeLists.txt): run ./course build', 1)
     flags = list(tc["cxx_flags"]) + ["-D" + d for d in tc["definitions"]]
     for inc in tc["include_dirs"]:
         flags += ["-isystem", inc]
     return flags
 
 
-def judge_argv(ex: str, submission: Path | str | None, out: Path | str | None = None, *, seed: int | None = None,
-               worker_timeout: float | None = None, color: bool = True, toolchain: Path | str | None = None,
-               course_root: Path | str | None = None, list_checks: bool = False, protections: bool = False,
-               require_cuda: bool = False, doctest_args: Sequence[str] = ()) -> list[str]:
+def judge_argv(
+    ex: str,
+    submission: Path | str | None,
+    out: Path | str | None = None,
+    *,
+    seed: int | None = None,
+    worker_timeout: float | None = None,
+    color: bool = True,
+    toolchain: Path | str | None = None,
+    course_root: Path | str | None = None,
+    list_checks: bool = False,
+    protections: bool = False,
+    require_cuda: bool = False,
+    doctest_args: Sequence[str] = (),
+) -> list[str]:
     """The judge's command line. An option left at None is left to the judge's default (`build/judge --help`)."""
     argv = [str(judge_path()), "--exercise", ex]
     if submission is not None:
@@ -92,12 +104,20 @@ def row_line(r: Row, width: int = 110) -> str:
     line of at most `width` characters, so a terminal can erase it)."""
     points = "-" if r.status == "SKIPPED" else f"{r.points:g}/{r.max_points:g}"
     line = f"  {r.status:<8} {points:>6}  {r.id}: {printable(r.detail)}"
-    return line if len(line) <= width else line[:width - 3] + "..."
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
-def run_judge(ex: str, submission: Path | str | None, out: Path | str | None = None, *, show: str = "stream",
-              timeout: float | None = None, env: dict | None = None, lead_with_build_error: bool = False,
-              **options) -> JudgeRun:
+def run_judge(
+    ex: str,
+    submission: Path | str | None,
+    out: Path | str | None = None,
+    *,
+    show: str = "stream",
+    timeout: float | None = None,
+    env: dict | None = None,
+    lead_with_build_error: bool = False,
+    **options,
+) -> JudgeRun:
     """Runs the judge on one submission folder; `options` are judge_argv's. `show` says what the user sees:
 
     "stream"    the judge's own output, unchanged (its table, in colour on a terminal), as it prints it

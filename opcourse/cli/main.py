@@ -4,6 +4,7 @@ Each command has a parser of its own, which takes its options anywhere on the li
 arguments, as users expect (`./course grade 03_cpu --out DIR` and `./course grade --out DIR 03_cpu` are the same).
 `check-args CMD ARGS...` only parses: ./course runs it before the set-up and the build, so that a usage error or
 --help needs neither."""
+
 from __future__ import annotations
 
 import argparse
@@ -43,37 +44,66 @@ positive_float.__name__ = "positive number"
 
 
 def p_grade(p: argparse.ArgumentParser) -> None:
-    p.description = ("Grades exercise EX: the judge builds the submission folder DIR (default: exercises/EX, your "
-                     "work), runs the exercise's checks and prints their table. Exit status: 0 when every check ran "
-                     "and passed; 1 if one failed; 2 on a usage error; 3 when every check that ran passed but some "
-                     "could not run here (a check that needs a GPU is SKIPPED on a machine without one: it neither "
-                     "passes nor fails, and the exercise is not done).")
-    p.epilog = ("Options may come before or after EX and DIR. Whatever follows `--` goes to the judge's doctest "
-                "unchanged. The judge itself: build/judge --help.")
+    p.description = (
+        "Grades exercise EX: the judge builds the submission folder DIR (default: exercises/EX, your "
+        "work), runs the exercise's checks and prints their table. Exit status: 0 when every check ran "
+        "and passed; 1 if one failed; 2 on a usage error; 3 when every check that ran passed but some "
+        "could not run here (a check that needs a GPU is SKIPPED on a machine without one: it neither "
+        "passes nor fails, and the exercise is not done)."
+    )
+    p.epilog = (
+        "Options may come before or after EX and DIR. Whatever follows `--` goes to the judge's doctest "
+        "unchanged. The judge itself: build/judge --help."
+    )
     p.add_argument("exercise", metavar="EX", help="the exercise: its id (02_schema), number (2) or name (schema)")
     p.add_argument("submission", metavar="DIR", nargs="?", help="the folder to grade (default: exercises/EX)")
-    p.add_argument("--out", metavar="DIR", help="where table.txt, junit.xml, results.json and rows.json go "
-                   "(default: .course/grades/EX, what `./course list` reads; kept across rebuilds)")
-    p.add_argument("--seed", metavar="N", type=nonnegative_int,
-                   help="seed of the inputs the judge chooses (default: random, printed under the table)")
-    p.add_argument("--worker-timeout", metavar="S", type=positive_float,
-                   help="wall-clock limit of one worker run, in seconds (default: 120)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where table.txt, junit.xml, results.json and rows.json go "
+        "(default: .course/grades/EX, what `./course list` reads; kept across rebuilds)",
+    )
+    p.add_argument(
+        "--seed",
+        metavar="N",
+        type=nonnegative_int,
+        help="seed of the inputs the judge chooses (default: random, printed under the table)",
+    )
+    p.add_argument(
+        "--worker-timeout",
+        metavar="S",
+        type=positive_float,
+        help="wall-clock limit of one worker run, in seconds (default: 120)",
+    )
     p.add_argument("--no-color", action="store_true", help="a plain table even on a terminal")
-    p.add_argument("--list", action="store_true", help="list the exercise's checks (id, points, cpu/toolkit/cuda, title) "
-                   "and exit")
-    p.add_argument("--toolchain", metavar="FILE", help="compiler settings written by CMake "
-                   "(default: build/toolchain.json)")
-    p.add_argument("--course-root", metavar="DIR", help="the course whose exercise.json says what to check "
-                   "(default: this checkout)")
-    p.add_argument("--protections", action="store_true", help="print (JSON) which sandbox protections this "
-                   "machine allows, and exit")
-    p.add_argument("--require-cuda", action="store_true", help="a check that needs a CUDA device FAILs (not graded) "
-                   "on a machine without one, instead of being SKIPPED")
+    p.add_argument(
+        "--list", action="store_true", help="list the exercise's checks (id, points, cpu/toolkit/cuda, title) and exit"
+    )
+    p.add_argument(
+        "--toolchain", metavar="FILE", help="compiler settings written by CMake (default: build/toolchain.json)"
+    )
+    p.add_argument(
+        "--course-root",
+        metavar="DIR",
+        help="the course whose exercise.json says what to check (default: this checkout)",
+    )
+    p.add_argument(
+        "--protections",
+        action="store_true",
+        help="print (JSON) which sandbox protections this machine allows, and exit",
+    )
+    p.add_argument(
+        "--require-cuda",
+        action="store_true",
+        help="a check that needs a CUDA device FAILs (not graded) on a machine without one, instead of being SKIPPED",
+    )
 
 
 def p_grade_solutions(p: argparse.ArgumentParser) -> None:
-    p.description = ("(./course main) Grades the reference solution of every exercise into "
-                     "build/grades/solutions/EX and prints the tables in exercise order; 1 if a check failed.")
+    p.description = (
+        "(./course main) Grades the reference solution of every exercise into "
+        "build/grades/solutions/EX and prints the tables in exercise order; 1 if a check failed."
+    )
     p.add_argument("--jobs", "-j", metavar="N", type=int, default=1, help="grades at once (default: 1)")
 
 
@@ -105,9 +135,13 @@ def p_batch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exercises", help="comma-separated exercise ids (default: all)")
     p.add_argument("--timeout", type=float, default=1200, help="seconds one grade may take (default 1200)")
     p.add_argument("--summary", action="store_true", help="print the gradebook at the end")
-    p.add_argument("--require-cuda", action="store_true", help="a grade that could not run its CUDA rows (no GPU "
-                   "here) fails instead of completing: those rows FAIL as not graded, the grade is not kept for "
-                   "reuse, and batch exits 1")
+    p.add_argument(
+        "--require-cuda",
+        action="store_true",
+        help="a grade that could not run its CUDA rows (no GPU "
+        "here) fails instead of completing: those rows FAIL as not graded, the grade is not kept for "
+        "reuse, and batch exits 1",
+    )
 
 
 def p_gradescope_zip(p: argparse.ArgumentParser) -> None:
@@ -123,8 +157,11 @@ def p_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("exercise", nargs="?", default="02_schema")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--check", action="store_true", help="exit 1 when a target is not met")
-    p.add_argument("--breakdown", action="store_true",
-                   help="print where one regrade's time went: each compile, each worker's start, imports, probes")
+    p.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="print where one regrade's time went: each compile, each worker's start, imports, probes",
+    )
 
 
 def p_class_bench(p: argparse.ArgumentParser) -> None:
@@ -136,57 +173,119 @@ def p_class_bench(p: argparse.ArgumentParser) -> None:
 
 
 def p_mutants(p: argparse.ArgumentParser) -> None:
-    p.description = ("Mutation analysis (maintainers): mutants of each exercise's reference solution (one small edit "
-                     "each of a C++, CUDA or Python file: an operator, a constant, a condition, a statement; comments, "
-                     "strings and docstrings left alone), each graded by the judge with one seed: killed, survived, "
-                     "stillborn (does not build), timed out, or not judged (GPU-only code on a machine without a "
-                     "GPU). Writes EX.md and EX.json per exercise and summary.md (default under build/mutants/). "
-                     "Exit status 0, or with --check 1 when a mutant survived that opcourse/mutation/ does not list, "
-                     "or a listed one is now killed.")
-    p.epilog = ("score = (killed + timed out) / (killed + timed out + survived). A survivor that cannot change a grade "
-                "goes into opcourse/mutation/equivalent.json with the reason (opcourse/mutation/README.md). "
-                "Examples: ./course mutants 03 --jobs 2;  ./course mutants --sample 2 --seed commit --check;  "
-                "./course mutants 06 --list;  ./course mutants 06 --show ID.")
+    p.description = (
+        "Mutation analysis (maintainers): mutants of each exercise's reference solution (one small edit "
+        "each of a C++, CUDA or Python file: an operator, a constant, a condition, a statement; comments, "
+        "strings and docstrings left alone), each graded by the judge with one seed: killed, survived, "
+        "stillborn (does not build), timed out, or not judged (GPU-only code on a machine without a "
+        "GPU). Writes EX.md and EX.json per exercise and summary.md (default under build/mutants/). "
+        "Exit status 0, or with --check 1 when a mutant survived that opcourse/mutation/ does not list, "
+        "or a listed one is now killed."
+    )
+    p.epilog = (
+        "score = (killed + timed out) / (killed + timed out + survived). A survivor that cannot change a grade "
+        "goes into opcourse/mutation/equivalent.json with the reason (opcourse/mutation/README.md). "
+        "Examples: ./course mutants 03 --jobs 2;  ./course mutants --sample 2 --seed commit --check;  "
+        "./course mutants 06 --list;  ./course mutants 06 --show ID."
+    )
     p.add_argument("exercises", metavar="EX", nargs="*", help="exercises (id, number or name; default: all)")
-    p.add_argument("--sample", metavar="N", type=nonnegative_int,
-                   help="grade N mutants per exercise drawn with the seed (without a GPU, from those not GPU-only; with "
-                        "--check, from those opcourse/mutation/ does not list); default: every mutant")
-    p.add_argument("--seed", metavar="S", default="1",
-                   help="the judge's input seed for every mutant, and the sample's; 'commit': from the checked-out "
-                        "commit's hash (default: 1)")
-    p.add_argument("--jobs", "-j", metavar="J", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                   help="grades at once (default: half the cores)")
-    p.add_argument("--files", metavar="F,G", help="mutate these files of solutions/EX (default: the exercise's own "
-                   "sources, less the files given from an earlier exercise)")
+    p.add_argument(
+        "--sample",
+        metavar="N",
+        type=nonnegative_int,
+        help="grade N mutants per exercise drawn with the seed (without a GPU, from those not GPU-only; with "
+        "--check, from those opcourse/mutation/ does not list); default: every mutant",
+    )
+    p.add_argument(
+        "--seed",
+        metavar="S",
+        default="1",
+        help="the judge's input seed for every mutant, and the sample's; 'commit': from the checked-out "
+        "commit's hash (default: 1)",
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        metavar="J",
+        type=int,
+        default=max(1, (os.cpu_count() or 2) // 2),
+        help="grades at once (default: half the cores)",
+    )
+    p.add_argument(
+        "--files",
+        metavar="F,G",
+        help="mutate these files of solutions/EX (default: the exercise's own "
+        "sources, less the files given from an earlier exercise)",
+    )
     p.add_argument("--all-files", action="store_true", help="mutate every source of solutions/EX, given ones too")
-    p.add_argument("--operators", metavar="A,B", help="only these mutation operators: arith, relational, boundary, "
-                   "logical, negate, constant, increment, delete, swap-args, drop-call (opcourse/mutation/mutate.py)")
-    p.add_argument("--generator", choices=tuple(mutants.GENERATORS), default="course",
-                   help="who makes the mutants: the course's own operators (opcourse/mutation/mutate.py), or "
-                        "universalmutator's rules (PyPI, installed on first use into an environment of its own; its "
-                        "reports go to a universalmutator/ folder of the output)")
-    p.add_argument("--gpu", choices=("auto", "yes", "no"), default="auto",
-                   help="whether a CUDA device grades the GPU rows here (auto: nvidia-smi)")
-    p.add_argument("--grade-gpu-only", action="store_true", help="without a GPU, grade GPU-only mutants anyway "
-                   "(stillborn and CPU-row kills; a survivor is still 'not judged')")
-    p.add_argument("--worker-timeout", metavar="S", type=positive_float,
-                   help="the judge's limit on one worker run (default: the judge's, 120 s)")
-    p.add_argument("--timeout", metavar="S", type=positive_float, default=1800,
-                   help="limit on one mutant's whole grade (default 1800 s)")
-    p.add_argument("--budget", metavar="S", type=positive_float,
-                   help="wall-clock seconds for the whole run: a mutant not started by then is 'not run', and the "
-                        "reports are written with what was graded (a machine lent for minutes; the cache resumes)")
+    p.add_argument(
+        "--operators",
+        metavar="A,B",
+        help="only these mutation operators: arith, relational, boundary, "
+        "logical, negate, constant, increment, delete, swap-args, drop-call (opcourse/mutation/mutate.py)",
+    )
+    p.add_argument(
+        "--generator",
+        choices=tuple(mutants.GENERATORS),
+        default="course",
+        help="who makes the mutants: the course's own operators (opcourse/mutation/mutate.py), or "
+        "universalmutator's rules (PyPI, installed on first use into an environment of its own; its "
+        "reports go to a universalmutator/ folder of the output)",
+    )
+    p.add_argument(
+        "--gpu",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether a CUDA device grades the GPU rows here (auto: nvidia-smi)",
+    )
+    p.add_argument(
+        "--grade-gpu-only",
+        action="store_true",
+        help="without a GPU, grade GPU-only mutants anyway "
+        "(stillborn and CPU-row kills; a survivor is still 'not judged')",
+    )
+    p.add_argument(
+        "--worker-timeout",
+        metavar="S",
+        type=positive_float,
+        help="the judge's limit on one worker run (default: the judge's, 120 s)",
+    )
+    p.add_argument(
+        "--timeout",
+        metavar="S",
+        type=positive_float,
+        default=1800,
+        help="limit on one mutant's whole grade (default 1800 s)",
+    )
+    p.add_argument(
+        "--budget",
+        metavar="S",
+        type=positive_float,
+        help="wall-clock seconds for the whole run: a mutant not started by then is 'not run', and the "
+        "reports are written with what was graded (a machine lent for minutes; the cache resumes)",
+    )
     p.add_argument("--list", action="store_true", help="list the mutants (id, file:line:col, operator, edit) and exit")
     p.add_argument("--show", metavar="ID", action="append", help="print this mutant's diff and exit (repeatable)")
     p.add_argument("--out", metavar="DIR", help="where the reports go (default: build/mutants)")
     p.add_argument("--evidence", action="store_true", help="write the reports to evidence/mutants/ (committed)")
-    p.add_argument("--check", action="store_true", help="exit 1 when a survivor is listed neither as equivalent nor "
-                   "as a known missing check, when a listed entry is killed, or on a judge error (CI)")
-    p.add_argument("--no-baseline", action="store_true", help="do not grade the reference first (it must pass every "
-                   "row with the seed, or every mutant would look killed; ctest's planted/EX/reference checks it too)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when a survivor is listed neither as equivalent nor "
+        "as a known missing check, when a listed entry is killed, or on a judge error (CI)",
+    )
+    p.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="do not grade the reference first (it must pass every "
+        "row with the seed, or every mutant would look killed; ctest's planted/EX/reference checks it too)",
+    )
     p.add_argument("--no-cache", action="store_true", help="regrade even what build/mutants/cache holds")
-    p.add_argument("--keep-work", action="store_true", help="keep each mutant's submission and judge output under "
-                   "build/mutants/work")
+    p.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep each mutant's submission and judge output under build/mutants/work",
+    )
 
 
 def p_none(p: argparse.ArgumentParser) -> None:
@@ -204,15 +303,27 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "snapshot-stubs": ("keep a pristine copy of every stub (setup runs it)", p_none, student.cmd_snapshot_stubs),
     "batch": ("grade a folder of submissions (one folder per student)", p_batch, batch.cmd_batch),
     "gradescope-zip": ("build the Gradescope autograder zip", p_gradescope_zip, gradescope.cmd_gradescope_zip),
-    "gradescope-run": ("(run_autograder) grade $GRADESCOPE_ROOT/submission", p_gradescope_run,
-                       gradescope.cmd_gradescope_run),
-    "class-bench": ("(instructors) a synthetic class graded by batch (and --gradescope), timed, every score checked",
-                    p_class_bench, synthetic.cmd_class_bench),
-    "bench": ("time a cold grade, warm regrades after a .cpp and a .cu edit, and the compiles alone", p_bench, bench.cmd_bench),
-    "grade-solutions": ("(./course main) grade every reference solution", p_grade_solutions,
-                        grade.cmd_grade_solutions),
-    "mutants": ("(maintainers) mutation analysis: mutants of the reference solutions graded by the judge",
-                p_mutants, mutants.cmd_mutants),
+    "gradescope-run": (
+        "(run_autograder) grade $GRADESCOPE_ROOT/submission",
+        p_gradescope_run,
+        gradescope.cmd_gradescope_run,
+    ),
+    "class-bench": (
+        "(instructors) a synthetic class graded by batch (and --gradescope), timed, every score checked",
+        p_class_bench,
+        synthetic.cmd_class_bench,
+    ),
+    "bench": (
+        "time a cold grade, warm regrades after a .cpp and a .cu edit, and the compiles alone",
+        p_bench,
+        bench.cmd_bench,
+    ),
+    "grade-solutions": ("(./course main) grade every reference solution", p_grade_solutions, grade.cmd_grade_solutions),
+    "mutants": (
+        "(maintainers) mutation analysis: mutants of the reference solutions graded by the judge",
+        p_mutants,
+        mutants.cmd_mutants,
+    ),
 }
 # commands whose arguments after `--` go, unchanged, to the judge (its doctest options)
 PASS_THROUGH = {"grade"}
@@ -240,7 +351,7 @@ def parse(name: str, argv: list[str]) -> argparse.Namespace:
     rest: list[str] = []
     if name in PASS_THROUGH and "--" in argv:
         i = argv.index("--")
-        argv, rest = argv[:i], argv[i + 1:]
+        argv, rest = argv[:i], argv[i + 1 :]
     # intermixed: options anywhere, even between the positional arguments
     args = p.parse_intermixed_args(argv)
     if name in PASS_THROUGH:
@@ -257,20 +368,29 @@ def check_operands(args: argparse.Namespace) -> str | None:
     ex = getattr(args, "exercise", None)
     if isinstance(ex, str):
         ex = resolve_exercise(ex)
-    for attr, what in (("submission", "submission folder"), ("dir", "folder to watch"),
-                       ("submissions", "folder of submissions")):
+    for attr, what in (
+        ("submission", "submission folder"),
+        ("dir", "folder to watch"),
+        ("submissions", "folder of submissions"),
+    ):
         folder = getattr(args, attr, None)
         if folder is not None and not Path(folder).is_dir():
-            hint = (f"leave it out to grade your work in exercises/{ex}" if attr == "submission" and ex else
-                    "give an existing folder")
+            hint = (
+                f"leave it out to grade your work in exercises/{ex}"
+                if attr == "submission" and ex
+                else "give an existing folder"
+            )
             die(f"no {what} '{folder}': {hint}")
     return ex
 
 
 def overview() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: ./course COMMAND [ARGS...]   (./course help lists every command; ./course COMMAND --help its "
-             "options)", "", "commands run here (opcourse/cli):"]
+    lines = [
+        "usage: ./course COMMAND [ARGS...]   (./course help lists every command; ./course COMMAND --help its options)",
+        "",
+        "commands run here (opcourse/cli):",
+    ]
     lines += [f"  {name:<{width}}  {what}" for name, (what, _, _) in COMMANDS.items()]
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@ Google Sheets (CSV injection, OWASP); student folder names reach the gradebook f
 name like '=HYPERLINK(...)' would become a live cell. Such a cell gets a leading "'" (OWASP's advice), the csv module
 still quotes it, and the real name stays in the student's results.json and feedback.md. Every cell goes through
 inert(): the scores the course formats never begin with one of those characters, so they are written unchanged."""
+
 from __future__ import annotations
 
 import csv

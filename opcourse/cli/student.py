@@ -1,5 +1,6 @@
 """The student's commands: list, hint, reset, watch. The pristine copies of the stubs (what `list` compares with and
 `reset` restores) and the state (hints seen) live under .course/."""
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@
 A submission is data from someone who may be hostile: walk it without following links and read bounded amounts.
 The judge itself reads only regular files opened without following links (autograder/judge/submission_files.cpp);
 these keep the CLI from being led elsewhere before it even starts the judge."""
+
 from __future__ import annotations
 
 import hashlib

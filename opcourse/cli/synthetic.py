@@ -6,6 +6,7 @@ the rows that fail): every student's verdicts are known before anything is grade
 --jobs J (its throughput report says how fast); with --gradescope the same class is also graded as Gradescope would,
 one submission after another: the zip unpacked into Gradescope's layout, setup.sh once, run_autograder per student.
 Any score that differs from the expected one fails the command (exit 1) and names the student."""
+
 from __future__ import annotations
 
 import csv
@@ -25,7 +26,6 @@ from .exercises import exercise_ids, load_exercise
 from ..reports import read_results, read_rows
 
 
-
 def _planted_cases():
     """opcourse/planted.py, the one module that makes a planted submission (imported when a class is
     made, not by every ./course command)."""
@@ -33,9 +33,20 @@ def _planted_cases():
 
     return planted_cases
 
+
 # what makes a planted case a poor stand-in for a student: it needs the machine set up, or takes minutes on purpose
-UNFIT = ("needs", "judge_args", "judge_env", "template", "links", "hardlinks", "fifos", "submission_link", "listener",
-         "settle_s")
+UNFIT = (
+    "needs",
+    "judge_args",
+    "judge_env",
+    "template",
+    "links",
+    "hardlinks",
+    "fifos",
+    "submission_link",
+    "listener",
+    "settle_s",
+)
 
 
 def class_cases(exercise: str) -> list[Path]:
@@ -97,8 +108,7 @@ def verdict_problems(expect: dict, statuses: dict[str, str], score: float) -> li
 
 
 def run_batch(klass: Path, grades: Path, jobs: int, expected: list[dict]) -> tuple[dict, list[str]]:
-    cmd = [sys.executable, "-m", "opcourse.cli", "batch", str(klass), "--out", str(grades),
-           "--jobs", str(jobs)]
+    cmd = [sys.executable, "-m", "opcourse.cli", "batch", str(klass), "--out", str(grades), "--jobs", str(jobs)]
     t0 = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -125,8 +135,12 @@ def run_gradescope(klass: Path, work: Path, expected: list[dict]) -> tuple[dict,
 
     env = dict(os.environ, COURSE_OFFLINE="1")
     zpath = work / "autograder.zip"
-    r = subprocess.run([sys.executable, "-m", "opcourse.cli", "gradescope-zip", "--out", str(zpath)],
-                       capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "opcourse.cli", "gradescope-zip", "--out", str(zpath)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if r.returncode != 0:
         die(f"gradescope-zip failed:\n{(r.stdout + r.stderr)[-3000:]}", 1)
     root = work / "autograder"
@@ -156,12 +170,16 @@ def run_gradescope(klass: Path, work: Path, expected: list[dict]) -> tuple[dict,
             continue
         prefix = e["exercise"] + " / "
         tests = [t for t in res["tests"] if t["name"].startswith(prefix)]
-        statuses = {t["name"][len(prefix):].split(":", 1)[0]: t.get("status", "skipped").upper() for t in tests}
+        statuses = {t["name"][len(prefix) :].split(":", 1)[0]: t.get("status", "skipped").upper() for t in tests}
         statuses = {k: {"PASSED": "PASS", "FAILED": "FAIL"}.get(v, "SKIPPED") for k, v in statuses.items()}
         problems += verdict_problems(e, statuses, sum(float(t["score"]) for t in tests))
         say(f"  gradescope {e['student']} ({e['submission']}): {seconds[-1]:.1f} s")
-    return {"setup_s": round(setup_s, 1), "runs": len(seconds), "total_s": round(sum(seconds), 1),
-            "median_s": round(statistics.median(seconds), 2)}, problems
+    return {
+        "setup_s": round(setup_s, 1),
+        "runs": len(seconds),
+        "total_s": round(sum(seconds), 1),
+        "median_s": round(statistics.median(seconds), 2),
+    }, problems
 
 
 def cmd_class_bench(args) -> int:
@@ -174,26 +192,39 @@ def cmd_class_bench(args) -> int:
     for e in expected:
         k = e["submission"].split()[0]
         kinds[k] = kinds.get(k, 0) + 1
-    say(f"class-bench: {len(expected)} synthetic students in {klass} ("
-        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + f"; seed {args.seed}), each one exercise")
+    say(
+        f"class-bench: {len(expected)} synthetic students in {klass} ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        + f"; seed {args.seed}), each one exercise"
+    )
     report, problems = run_batch(klass, work / "grades", args.jobs, expected)
-    say(f"batch --jobs {args.jobs}: {report['graded']} graded in {report['command_wall_s']:g} s as the instructor "
+    say(
+        f"batch --jobs {args.jobs}: {report['graded']} graded in {report['command_wall_s']:g} s as the instructor "
         f"waits, {report['per_hour']} per hour; one grade {report['median_s']:g} s (median); "
-        f"{len(expected) - len(set(p.split(':')[0] for p in problems))} of {len(expected)} scores as expected")
+        f"{len(expected) - len(set(p.split(':')[0] for p in problems))} of {len(expected)} scores as expected"
+    )
     for line in report["lines"][1:]:
         say(line)
     gs = None
     if args.gradescope:
         gs, gs_problems = run_gradescope(klass, work, expected)
         problems += [f"gradescope: {p}" for p in gs_problems]
-        say(f"gradescope layout, one after another: setup.sh {gs['setup_s']:g} s once, then {gs['runs']} runs in "
-            f"{gs['total_s']:g} s, {gs['median_s']:g} s each (median)")
-    (work / "class-bench.json").write_text(json.dumps({"students": len(expected), "seed": args.seed, "batch": report,
-                                                       "gradescope": gs, "problems": problems}, indent=2))
+        say(
+            f"gradescope layout, one after another: setup.sh {gs['setup_s']:g} s once, then {gs['runs']} runs in "
+            f"{gs['total_s']:g} s, {gs['median_s']:g} s each (median)"
+        )
+    (work / "class-bench.json").write_text(
+        json.dumps(
+            {"students": len(expected), "seed": args.seed, "batch": report, "gradescope": gs, "problems": problems},
+            indent=2,
+        )
+    )
     for p in problems:
         say(f"WRONG SCORE: {p}")
-    say(f"{'every score as expected' if not problems else f'{len(problems)} score(s) differ'}; "
-        f"details in {work / 'class-bench.json'}")
+    say(
+        f"{'every score as expected' if not problems else f'{len(problems)} score(s) differ'}; "
+        f"details in {work / 'class-bench.json'}"
+    )
     if not args.out:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if problems else 0

@@ -23,6 +23,7 @@ kills (the list is then out of date).
 
 Results are cached under build/mutants/cache by the mutant's text, the judge (its binary, worker, metadata and the
 toolchain it compiles with), the exercise, the seed and the worker timeout: a rerun grades only what changed."""
+
 from __future__ import annotations
 
 import concurrent.futures as futures
@@ -91,7 +92,7 @@ def entry_id(entry: dict, root: Path = ROOT) -> str:
     """The id of the mutant an equivalent.json / missing_checks.json entry describes; PlantedError when its patch no
     longer applies to the reference (planted_cases' rule: each OLD occurs exactly once)."""
     ex = entry["exercise"]
-    (name, edits), = entry["patch"].items()
+    ((name, edits),) = entry["patch"].items()
     expected = {"submission": f"solutions/{ex}", "patch": entry["patch"]}
     files = planted_cases.patched_files(root, Path("mutants") / ex, expected)
     return mutate.mutant_id(ex, name, files[name])
@@ -135,8 +136,12 @@ def machine(gpu: bool) -> str:
     name = ""
     if gpu:
         try:
-            r = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
-                               capture_output=True, text=True, timeout=30)
+            r = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             name = r.stdout.strip() if r.returncode == 0 else ""
         except (OSError, subprocess.TimeoutExpired):
             pass
@@ -183,6 +188,7 @@ def classify(rows: Report, gpu_only: bool) -> tuple[str, list[str], str]:
 
         def text(r):
             return " ".join((r.detail, r.seen))
+
         if all(any(m in text(r) for m in TIMEOUT_MARKS) for r in failed):
             return "timed out", ids, failed[0].detail
         first = next(r for r in failed if not any(m in text(r) for m in TIMEOUT_MARKS))
@@ -202,8 +208,11 @@ def judged_beside_reference(result: dict, reference_skipped: set[str]) -> dict:
     mutant that passed them survived (reference_skipped: the reference's SKIPPED rows there, empty without a GPU)."""
     skipped = skipped_rows(result)
     if result["status"] == "not judged" and skipped and skipped <= reference_skipped:
-        result = {**result, "status": "survived",
-                  "detail": f"every row that ran passed; SKIPPED as for the reference: {', '.join(sorted(skipped))}"}
+        result = {
+            **result,
+            "status": "survived",
+            "detail": f"every row that ran passed; SKIPPED as for the reference: {', '.join(sorted(skipped))}",
+        }
     return result
 
 
@@ -254,20 +263,38 @@ class Grader:
             (case / "expected.json").write_text(json.dumps(expected))
             submission = planted_cases.materialize(ROOT, case, work / "prepared") if m else ROOT / "solutions" / ex
             out = work / "grade"
-            run = run_judge(ex, submission, out, show="capture", timeout=self.args.timeout, seed=self.args.seed,
-                            worker_timeout=self.args.worker_timeout, color=False)
+            run = run_judge(
+                ex,
+                submission,
+                out,
+                show="capture",
+                timeout=self.args.timeout,
+                seed=self.args.seed,
+                worker_timeout=self.args.worker_timeout,
+                color=False,
+            )
             if run.timed_out:
-                return {"status": "timed out", "rows_failed": [],
-                        "detail": f"the judge ran past --timeout {self.args.timeout:g} s and was stopped"}
+                return {
+                    "status": "timed out",
+                    "rows_failed": [],
+                    "detail": f"the judge ran past --timeout {self.args.timeout:g} s and was stopped",
+                }
             try:
                 rows = read_rows(out)
             except (OSError, ReportError) as e:
                 tail = (run.stdout + run.stderr).strip().splitlines()[-3:]
-                return {"status": "error", "rows_failed": [],
-                        "detail": f"the judge ({run.returncode}) wrote no readable rows.json ({e}): {' | '.join(tail)}"}
+                return {
+                    "status": "error",
+                    "rows_failed": [],
+                    "detail": f"the judge ({run.returncode}) wrote no readable rows.json ({e}): {' | '.join(tail)}",
+                }
             status, failed, detail = classify(rows, bool(m and m.gpu_only))
-            return {"status": status, "rows_failed": failed, "detail": detail[:300],
-                    "rows": {r.id: r.status for r in rows.rows}}
+            return {
+                "status": status,
+                "rows_failed": failed,
+                "detail": detail[:300],
+                "rows": {r.id: r.status for r in rows.rows},
+            }
         finally:
             if not self.args.keep_work:
                 shutil.rmtree(work, ignore_errors=True)
@@ -277,8 +304,13 @@ class Grader:
 def diff_of(m: mutate.Mutant) -> str:
     text = (ROOT / "solutions" / m.exercise / m.file).read_text()
     mutated = text.replace(m.old, m.new, 1)
-    lines = difflib.unified_diff(text.splitlines(keepends=True), mutated.splitlines(keepends=True),
-                                 f"solutions/{m.exercise}/{m.file}", f"mutant {m.id}", n=1)
+    lines = difflib.unified_diff(
+        text.splitlines(keepends=True),
+        mutated.splitlines(keepends=True),
+        f"solutions/{m.exercise}/{m.file}",
+        f"mutant {m.id}",
+        n=1,
+    )
     return "".join(lines).rstrip("\n")
 
 
@@ -302,36 +334,61 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
         if r["status"] in ("killed", "timed out"):
             for row in r["rows_failed"]:
                 by_row[row] = by_row.get(row, 0) + 1
-    summary = {"exercise": ex, **run, "counts": counts, "detected": detected, "scored": total, "score": score,
-               "killed_by_row": dict(sorted(by_row.items(), key=lambda kv: -kv[1]))}
+    summary = {
+        "exercise": ex,
+        **run,
+        "counts": counts,
+        "detected": detected,
+        "scored": total,
+        "score": score,
+        "killed_by_row": dict(sorted(by_row.items(), key=lambda kv: -kv[1])),
+    }
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{ex}.json").write_text(json.dumps({**summary, "mutants": results, "not_graded": not_graded}, indent=1)
-                                    + "\n")
-    md = [f"# Mutants of {ex}", "",
-          f"Command: `{run['command']}`  ",
-          f"Commit {run['commit']}, judge fingerprint {run['fingerprint']}, seed {run['seed']}, "
-          f"{'a CUDA device' if run['gpu'] else 'no CUDA device'} ({run['machine']}).  ",
-          f"Files mutated: {', '.join(run['files'])}; {run['generated']} mutants generated"
-          + (" by universalmutator " + mutate_universal.VERSION if run.get("generator") == "universalmutator" else "")
-          + (f", {run['selected']} graded (a sample: {run['sample_note']})" if run['selected'] != run['generated']
-             else ", all graded") + ".", "",
-          f"**Score: {detected} / {total} = {pct(score)}** (killed and timed out, of the mutants that could change a "
-          "grade: stillborn, equivalent, not judged and not run are left out)", "",
-          "| verdict | mutants |", "| --- | --- |"]
+    (out / f"{ex}.json").write_text(
+        json.dumps({**summary, "mutants": results, "not_graded": not_graded}, indent=1) + "\n"
+    )
+    md = [
+        f"# Mutants of {ex}",
+        "",
+        f"Command: `{run['command']}`  ",
+        f"Commit {run['commit']}, judge fingerprint {run['fingerprint']}, seed {run['seed']}, "
+        f"{'a CUDA device' if run['gpu'] else 'no CUDA device'} ({run['machine']}).  ",
+        f"Files mutated: {', '.join(run['files'])}; {run['generated']} mutants generated"
+        + (" by universalmutator " + mutate_universal.VERSION if run.get("generator") == "universalmutator" else "")
+        + (
+            f", {run['selected']} graded (a sample: {run['sample_note']})"
+            if run["selected"] != run["generated"]
+            else ", all graded"
+        )
+        + ".",
+        "",
+        f"**Score: {detected} / {total} = {pct(score)}** (killed and timed out, of the mutants that could change a "
+        "grade: stillborn, equivalent, not judged and not run are left out)",
+        "",
+        "| verdict | mutants |",
+        "| --- | --- |",
+    ]
     md += [f"| {s} | {counts[s]} |" for s in STATUSES if counts[s]]
     if by_row:
         md += ["", "Rows that killed (a mutant may fail several):", "", "| row | mutants killed |", "| --- | --- |"]
         md += [f"| `{row}` | {n} |" for row, n in summary["killed_by_row"].items()]
     survivors = [r for r in results if r["status"] == "survived"]
     if survivors:
-        md += ["", "## Survivors", "",
-               "Each is a missing check until it is killed or listed, with the reason, in "
-               "`opcourse/mutation/equivalent.json`."]
+        md += [
+            "",
+            "## Survivors",
+            "",
+            "Each is a missing check until it is killed or listed, with the reason, in "
+            "`opcourse/mutation/equivalent.json`.",
+        ]
         for r in survivors:
             known = r.get("missing_check")
             md += ["", f"### {r['id']} {r['label']}", ""]
-            md += [f"Known missing check (opcourse/mutation/missing_checks.json): {known}", ""] if known else \
-                ["**New**: listed neither as equivalent nor as a known missing check.", ""]
+            md += (
+                [f"Known missing check (opcourse/mutation/missing_checks.json): {known}", ""]
+                if known
+                else ["**New**: listed neither as equivalent nor as a known missing check.", ""]
+            )
             md += ["```diff", r["diff"], "```"]
     listed_killed = [r for r in results if r.get("listed_problem")]
     if listed_killed:
@@ -367,25 +424,38 @@ def write_summary(out: Path, summaries: list[dict]) -> None:
     path.write_text(json.dumps({"exercises": allsum}, indent=1) + "\n")
     generators = {s.get("generator", "course") for s in allsum}
     by = "" if generators == {"course"} else " (mutants made by " + ", ".join(sorted(generators)) + ")"
-    md = [f"# Mutation analysis: the score per exercise{by}", "",
-          "Each mutant is one small edit of a reference solution, graded by the judge "
-          "(`./course mutants --help`; opcourse/mutation/README.md). "
-          "score = (killed + timed out) / (killed + timed out + survived).", "",
-          "| exercise | files | mutants | in the run | killed | timed out | survived | equivalent | stillborn "
-          "| not judged | score | seed | machine |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    md = [
+        f"# Mutation analysis: the score per exercise{by}",
+        "",
+        "Each mutant is one small edit of a reference solution, graded by the judge "
+        "(`./course mutants --help`; opcourse/mutation/README.md). "
+        "score = (killed + timed out) / (killed + timed out + survived).",
+        "",
+        "| exercise | files | mutants | in the run | killed | timed out | survived | equivalent | stillborn "
+        "| not judged | score | seed | machine |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for s in allsum:
         c = s["counts"]
         not_run = c.get("not run", 0)
         graded = f"{s['selected'] - not_run}" + (f" (+{not_run} not run: --budget)" if not_run else "")
-        md.append(f"| [{s['exercise']}]({s['exercise']}.md) | {', '.join(s['files'])} | {s['generated']} | "
-                  f"{graded} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
-                  f"{c['stillborn']} | {c['not judged']} | {s['detected']}/{s['scored']} = {pct(s['score'])} | "
-                  f"{s['seed']} | {s['machine'] if s['gpu'] else 'CPU only'} |")
-    md += ["", "The command that regenerated each (the seed fixes the judge's inputs and the sample; cached verdicts are "
-           "reused, so a rerun grades only what changed):", ""]
-    md += [f"- {s['exercise']}: `{s['command']}` (commit {s['commit']}; {s.get('grading_seconds', 0) / 60:.0f} min of "
-           f"grading, {s.get('jobs', 1)} at once)" for s in allsum]
+        md.append(
+            f"| [{s['exercise']}]({s['exercise']}.md) | {', '.join(s['files'])} | {s['generated']} | "
+            f"{graded} | {c['killed']} | {c['timed out']} | {c['survived']} | {c['equivalent']} | "
+            f"{c['stillborn']} | {c['not judged']} | {s['detected']}/{s['scored']} = {pct(s['score'])} | "
+            f"{s['seed']} | {s['machine'] if s['gpu'] else 'CPU only'} |"
+        )
+    md += [
+        "",
+        "The command that regenerated each (the seed fixes the judge's inputs and the sample; cached verdicts are "
+        "reused, so a rerun grades only what changed):",
+        "",
+    ]
+    md += [
+        f"- {s['exercise']}: `{s['command']}` (commit {s['commit']}; {s.get('grading_seconds', 0) / 60:.0f} min of "
+        f"grading, {s.get('jobs', 1)} at once)"
+        for s in allsum
+    ]
     (out / "summary.md").write_text("\n".join(md) + "\n")
 
 
@@ -479,8 +549,11 @@ def cmd_mutants(args) -> int:
             wanted = [f.strip() for f in args.files.split(",") if f.strip()]
             files = [f for f in wanted if (ROOT / "solutions" / ex / f).is_file()]
         elif args.all_files:
-            files = sorted(p.name for p in (ROOT / "solutions" / ex).iterdir()
-                           if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES))
+            files = sorted(
+                p.name
+                for p in (ROOT / "solutions" / ex).iterdir()
+                if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES)
+            )
         mutants = mutants_of(ex, files, args.generator)
         chosen, note = select(ex, mutants, args, gpu, eq, missing)
         plans.append((ex, files, mutants, chosen, note))
@@ -490,14 +563,23 @@ def cmd_mutants(args) -> int:
             for m in chosen:
                 if args.show and m.id not in args.show:
                     continue
-                tag = "equivalent" if m.id in eq else "missing-check" if m.id in missing else \
-                    "gpu-only" if m.gpu_only else ""
+                tag = (
+                    "equivalent"
+                    if m.id in eq
+                    else "missing-check"
+                    if m.id in missing
+                    else "gpu-only"
+                    if m.gpu_only
+                    else ""
+                )
                 say(f"{ex} {m.id} {m.label}" + (f"  [{tag}]" if tag else ""))
                 if args.show:
                     say(diff_of(m))
             if args.list and not args.show:
-                say(f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
-                    + (f" ({note})" if note else ""))
+                say(
+                    f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
+                    + (f" ({note})" if note else "")
+                )
         return 0
 
     judge_path()  # dies with the fix when the judge is not built
@@ -511,21 +593,31 @@ def cmd_mutants(args) -> int:
     for ex, files, mutants, chosen, note in plans:
         fp = judge_fingerprint(ex)
         grader = Grader(args, ex, fp)
-        say(f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
-            + (f" ({note})" if note else "") + f"; seed {args.seed}, {args.jobs} at once")
+        say(
+            f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
+            + (f" ({note})" if note else "")
+            + f"; seed {args.seed}, {args.jobs} at once"
+        )
         to_grade = [m for m in chosen if gpu or not m.gpu_only or args.grade_gpu_only]
         results: dict[str, dict] = {}
         for m in chosen:
             if m not in to_grade:
-                results[m.id] = {"status": "not judged", "rows_failed": [], "cached": False, "seconds": 0.0,
-                                 "detail": "GPU-only code and no CUDA device here (--grade-gpu-only grades it "
-                                           "anyway: stillborn and CPU-row kills)"}
+                results[m.id] = {
+                    "status": "not judged",
+                    "rows_failed": [],
+                    "cached": False,
+                    "seconds": 0.0,
+                    "detail": "GPU-only code and no CUDA device here (--grade-gpu-only grades it "
+                    "anyway: stillborn and CPU-row kills)",
+                }
         base = None
         if to_grade and not args.no_baseline:
             base = grader.grade(None)
             if base["status"] != "survived":
-                failures.append(f"{ex}: the reference itself does not pass every row with seed {args.seed} "
-                                f"({base['status']}: {base['detail']}); its mutants are not graded")
+                failures.append(
+                    f"{ex}: the reference itself does not pass every row with seed {args.seed} "
+                    f"({base['status']}: {base['detail']}); its mutants are not graded"
+                )
                 say(f"  {failures[-1]}")
                 continue
         lock = threading.Lock()
@@ -534,17 +626,25 @@ def cmd_mutants(args) -> int:
 
         def one(m: mutate.Mutant) -> None:
             if args.budget and time.monotonic() - started > args.budget:
-                r = {"status": "not run", "rows_failed": [], "cached": False, "seconds": 0.0,
-                     "detail": f"not graded: the run's time budget (--budget {args.budget:g} s) ran out first"}
+                r = {
+                    "status": "not run",
+                    "rows_failed": [],
+                    "cached": False,
+                    "seconds": 0.0,
+                    "detail": f"not graded: the run's time budget (--budget {args.budget:g} s) ran out first",
+                }
             else:
                 r = grader.grade(m)
             with lock:
                 results[m.id] = r
                 done[0] += 1
-                rows = f" ({', '.join(r['rows_failed'][:3])})" if r["rows_failed"] and r["status"] != "stillborn" \
-                    else ""
-                say(f"  [{done[0]}/{len(to_grade)}] {r['status']:<10} {m.id} {m.label}{rows}"
-                    f"  {'cached' if r['cached'] else str(r['seconds']) + ' s'}")
+                rows = (
+                    f" ({', '.join(r['rows_failed'][:3])})" if r["rows_failed"] and r["status"] != "stillborn" else ""
+                )
+                say(
+                    f"  [{done[0]}/{len(to_grade)}] {r['status']:<10} {m.id} {m.label}{rows}"
+                    f"  {'cached' if r['cached'] else str(r['seconds']) + ' s'}"
+                )
 
         with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             list(pool.map(one, to_grade))
@@ -559,37 +659,56 @@ def cmd_mutants(args) -> int:
                     r["status"] = "equivalent"
                     r["reason"] = eq[m.id]["reason"]
                 elif r["status"] in ("killed", "timed out"):
-                    r["listed_problem"] = ("listed as equivalent in opcourse/mutation/equivalent.json, but the "
-                                           f"grader kills it ({r['detail']}): remove the entry")
+                    r["listed_problem"] = (
+                        "listed as equivalent in opcourse/mutation/equivalent.json, but the "
+                        f"grader kills it ({r['detail']}): remove the entry"
+                    )
                     failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
             elif m.id in missing:
                 r["missing_check"] = missing[m.id].get("missing", "")
                 if r["status"] in ("killed", "timed out"):
-                    r["listed_problem"] = ("listed in opcourse/mutation/missing_checks.json, but the grader now "
-                                           "kills it: remove the entry")
+                    r["listed_problem"] = (
+                        "listed in opcourse/mutation/missing_checks.json, but the grader now kills it: remove the entry"
+                    )
                     failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
             if r["status"] == "survived":
                 r["diff"] = diff_of(m)
                 if m.id not in missing:
-                    failures.append(f"{ex} {m.id} {m.label}: survived, listed neither in equivalent.json nor in "
-                                    f"missing_checks.json\n{r['diff']}")
+                    failures.append(
+                        f"{ex} {m.id} {m.label}: survived, listed neither in equivalent.json nor in "
+                        f"missing_checks.json\n{r['diff']}"
+                    )
             if r["status"] == "error":
                 failures.append(f"{ex} {m.id} {m.label}: {r['detail']}")
             for k in ("cached",):
                 r.pop(k, None)
             final.append(r)
-        run = {"command": command, "commit": commit, "fingerprint": fp, "seed": args.seed, "gpu": gpu,
-               "generator": args.generator,
-               "machine": machine(gpu), "files": files, "generated": len(mutants),
-               "selected": len(chosen), "sample_note": note, "worker_timeout": args.worker_timeout,
-               "seconds": round(time.monotonic() - t0, 1), "jobs": args.jobs,
-               "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1)}
+        run = {
+            "command": command,
+            "commit": commit,
+            "fingerprint": fp,
+            "seed": args.seed,
+            "gpu": gpu,
+            "generator": args.generator,
+            "machine": machine(gpu),
+            "files": files,
+            "generated": len(mutants),
+            "selected": len(chosen),
+            "sample_note": note,
+            "worker_timeout": args.worker_timeout,
+            "seconds": round(time.monotonic() - t0, 1),
+            "jobs": args.jobs,
+            "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1),
+        }
         run["not_graded"] = [m.id for m in mutants if m not in chosen]
         summary = write_reports(out, ex, run, final)
         summaries.append(summary)
         c = summary["counts"]
-        say(f"{ex}: " + ", ".join(f"{c[s]} {s}" for s in STATUSES if c[s]) +
-            f"; score {summary['detected']}/{summary['scored']} = {pct(summary['score'])}  ({out / (ex + '.md')})")
+        say(
+            f"{ex}: "
+            + ", ".join(f"{c[s]} {s}" for s in STATUSES if c[s])
+            + f"; score {summary['detected']}/{summary['scored']} = {pct(summary['score'])}  ({out / (ex + '.md')})"
+        )
     if summaries:
         write_summary(out, summaries)
         say(f"reports: {out}/summary.md and one EX.md + EX.json per exercise")

@@ -24,6 +24,7 @@ The operators (the `operator` of each mutant):
 
 C++ is told apart from its look-alikes by spacing, as clang-format writes it: a binary operator has a space on each
 side (`a * b`), a pointer or template bracket does not (`float* p`, `static_cast<float>(x)`)."""
+
 from __future__ import annotations
 
 import ast
@@ -33,8 +34,18 @@ from dataclasses import asdict, dataclass
 
 CPP_SUFFIXES = (".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp")
 PY_SUFFIXES = (".py",)
-OPERATORS = ("arith", "relational", "boundary", "logical", "negate", "constant", "increment", "delete", "swap-args",
-             "drop-call")
+OPERATORS = (
+    "arith",
+    "relational",
+    "boundary",
+    "logical",
+    "negate",
+    "constant",
+    "increment",
+    "delete",
+    "swap-args",
+    "drop-call",
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,7 @@ def line_patch(text: str, start: int, end: int, replacement: str) -> tuple[str, 
         if lo == 0 and hi == len(text):
             break
     old = text[lo:hi]
-    return old, old[:start - lo] + replacement + old[end - lo:]
+    return old, old[: start - lo] + replacement + old[end - lo :]
 
 
 @dataclass
@@ -100,7 +111,7 @@ class Edit:
 
 def _short(s: str, n: int = 60) -> str:
     s = " ".join(s.split())
-    return s if len(s) <= n else s[:n - 3] + "..."
+    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 # ----------------------------------------------------------------------------------------------------------- numbers
@@ -122,8 +133,9 @@ def number_variants(lit: str, python: bool) -> list[str]:
     m = re.fullmatch(r"([0-9]+)([uUlL]*)", lit)
     if m and not (len(m.group(1)) > 1 and m.group(1).startswith("0")):
         n, suffix = int(m.group(1)), m.group(2)
-        return [f"{v}{suffix}" for v in dict.fromkeys((0, 1, n + 1, n - 1)) if v != n and v >= 0] + \
-            ([f"-1{suffix}"] if n == 0 and not suffix else [])
+        return [f"{v}{suffix}" for v in dict.fromkeys((0, 1, n + 1, n - 1)) if v != n and v >= 0] + (
+            [f"-1{suffix}"] if n == 0 and not suffix else []
+        )
     m = re.fullmatch(r"([0-9]+\.[0-9]*|\.[0-9]+)([fFlL]?)", lit)
     if m:
         f, suffix = float(m.group(1)), m.group(2)
@@ -131,6 +143,7 @@ def number_variants(lit: str, python: bool) -> list[str]:
         def spell(v: float) -> str:
             s = repr(v)
             return (s if "." in s or "e" in s else s + ".0") + suffix
+
         return [spell(v) for v in dict.fromkeys((0.0, 1.0, f + 1, f - 1)) if v != f]
     return []
 
@@ -146,14 +159,49 @@ class Tok:
     space_after: bool = False
 
 
-_PUNCT = sorted("""<<< >>> <<= >>= ... ->* :: -> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^= .*
-    ( ) [ ] { } < > + - * / % & | ^ ! ~ = ? : ; , .""".split(), key=len, reverse=True)
-_CPP_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "alignof", "decltype", "static_assert",
-                 "new", "delete", "throw", "else", "do", "case"}
+_PUNCT = sorted(
+    """<<< >>> <<= >>= ... ->* :: -> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^= .*
+    ( ) [ ] { } < > + - * / % & | ^ ! ~ = ? : ; , .""".split(),
+    key=len,
+    reverse=True,
+)
+_CPP_KEYWORDS = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
+    "catch",
+    "alignof",
+    "decltype",
+    "static_assert",
+    "new",
+    "delete",
+    "throw",
+    "else",
+    "do",
+    "case",
+}
 # macros whose arguments after the first only word the error message
-_MESSAGE_MACROS = re.compile(r"^(TORCH_CHECK\w*|TORCH_SYM_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|TORCH_WARN\w*|AT_ASSERT\w*)$")
-_TENSOR_METHODS = {"contiguous", "t", "to", "double", "float", "half", "clone", "detach", "cpu", "cuda", "zero_",
-                   "requires_grad_", "expect_contiguous"}
+_MESSAGE_MACROS = re.compile(
+    r"^(TORCH_CHECK\w*|TORCH_SYM_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|TORCH_WARN\w*|AT_ASSERT\w*)$"
+)
+_TENSOR_METHODS = {
+    "contiguous",
+    "t",
+    "to",
+    "double",
+    "float",
+    "half",
+    "clone",
+    "detach",
+    "cpu",
+    "cuda",
+    "zero_",
+    "requires_grad_",
+    "expect_contiguous",
+}
 
 
 def lex_cpp(text: str) -> list[Tok]:
@@ -291,8 +339,9 @@ class CppMutator:
                 commas = _top_level_commas(toks, i + 1, close)
                 if _MESSAGE_MACROS.match(t.text):
                     if commas:
-                        self.quiet.append((toks[commas[0]].start, toks[close - 1].end if close < len(toks) else
-                                           len(self.text)))
+                        self.quiet.append(
+                            (toks[commas[0]].start, toks[close - 1].end if close < len(toks) else len(self.text))
+                        )
                     last = commas[0] - 1 if commas else close - 1
                     if last > i + 1:
                         self.conditions.append((i + 2, last))
@@ -320,8 +369,11 @@ class CppMutator:
         # function bodies: a brace after ')' or a qualifier, at any nesting of namespaces and classes
         i = 0
         while i < len(toks):
-            if toks[i].text == "{" and i > 0 and toks[i - 1].text in (")", "const", "override", "noexcept", "final",
-                                                                      "]"):
+            if (
+                toks[i].text == "{"
+                and i > 0
+                and toks[i - 1].text in (")", "const", "override", "noexcept", "final", "]")
+            ):
                 i = self.block(i) + 1
                 continue
             i += 1
@@ -342,8 +394,12 @@ class CppMutator:
             return self.block(i)
         if t.text == ";":
             return i
-        if t.kind == "id" and i + 1 < len(toks) and toks[i + 1].text == ":" and t.text in ("public", "private",
-                                                                                          "protected"):
+        if (
+            t.kind == "id"
+            and i + 1 < len(toks)
+            and toks[i + 1].text == ":"
+            and t.text in ("public", "private", "protected")
+        ):
             return i + 1
         if t.text in ("if", "while", "for", "switch") and i + 1 < len(toks) and toks[i + 1].text == "(":
             close = _matching(toks, i + 1)
@@ -383,9 +439,27 @@ class CppMutator:
     def declares(self, i: int, j: int) -> bool:
         """Whether the simple statement toks[i..j] declares something (removing it would not compile)."""
         toks = self.toks
-        if toks[i].text in ("using", "typedef", "static", "const", "constexpr", "auto", "struct", "class", "enum",
-                            "namespace", "template", "static_assert", "extern", "thread_local", "volatile",
-                            "register", "__shared__", "unsigned", "signed"):
+        if toks[i].text in (
+            "using",
+            "typedef",
+            "static",
+            "const",
+            "constexpr",
+            "auto",
+            "struct",
+            "class",
+            "enum",
+            "namespace",
+            "template",
+            "static_assert",
+            "extern",
+            "thread_local",
+            "volatile",
+            "register",
+            "__shared__",
+            "unsigned",
+            "signed",
+        ):
             return True
         if toks[i].text in _CPP_KEYWORDS or toks[i].text in ("goto", "break", "continue", "co_return"):
             return False
@@ -456,13 +530,19 @@ class CppMutator:
                 self.drop_operand(i)
             elif t.text == "!" and not t.space_after:
                 self.add(t.start, t.end, "", "logical", "`!` removed")
-            elif t.text == "." and i + 2 < len(toks) and toks[i + 1].text in _TENSOR_METHODS and \
-                    toks[i + 2].text == "(":
+            elif (
+                t.text == "." and i + 2 < len(toks) and toks[i + 1].text in _TENSOR_METHODS and toks[i + 2].text == "("
+            ):
                 close = _matching(toks, i + 2)
                 if close < len(toks):
                     self.add(t.start, toks[close].end, "", "drop-call", f"`{self.src(i, close)}` removed")
-            elif t.text == "(" and i > 0 and toks[i - 1].kind == "id" and toks[i - 1].text not in _CPP_KEYWORDS \
-                    and not re.match(r"^(TORCH|C10|AT)_", toks[i - 1].text):
+            elif (
+                t.text == "("
+                and i > 0
+                and toks[i - 1].kind == "id"
+                and toks[i - 1].text not in _CPP_KEYWORDS
+                and not re.match(r"^(TORCH|C10|AT)_", toks[i - 1].text)
+            ):
                 self.swap_args(i)
         for a, b in self.conditions:
             if self.single_comparison(a, b):
@@ -477,7 +557,7 @@ class CppMutator:
     def single_comparison(self, a: int, b: int) -> bool:
         """Whether toks[a..b] is one comparison (a == b), whose negation the relational operator makes already."""
         depth, found = 0, 0
-        for t in self.toks[a:b + 1]:
+        for t in self.toks[a : b + 1]:
             if t.text in ("(", "[", "{"):
                 depth += 1
             elif t.text in (")", "]", "}"):
@@ -507,13 +587,13 @@ class CppMutator:
                     return j
                 j += step
             return j
+
         left = walk(i - 1, -1, stop_left) + 1
         right = walk(i + 1, 1, stop_right) - 1
         if left > i - 1 or right < i + 1:
             return
         op = toks[i].text
-        self.add(toks[left].start, toks[i + 1].start, "", "logical",
-                 f"`{_short(self.src(left, i - 1))} {op}` dropped")
+        self.add(toks[left].start, toks[i + 1].start, "", "logical", f"`{_short(self.src(left, i - 1))} {op}` dropped")
         self.add(toks[i - 1].end, toks[right].end, "", "logical", f"`{op} {_short(self.src(i + 1, right))}` dropped")
 
     def swap_args(self, i: int) -> None:
@@ -535,32 +615,80 @@ class CppMutator:
             if a[1] - a[0] != b[1] - b[0] or self.src(a[0], a[1] - 1) != self.src(b[0], b[1] - 1):
                 return
             s, e = toks[a[1]].start, toks[b[1]].end
-            between = self.text[toks[a[1]].end:toks[b[1]].start]
-            self.add(s, e, toks[b[1]].text + between + toks[a[1]].text, "swap-args",
-                     f"parameters `{toks[a[1]].text}` <-> `{toks[b[1]].text}`")
+            between = self.text[toks[a[1]].end : toks[b[1]].start]
+            self.add(
+                s,
+                e,
+                toks[b[1]].text + between + toks[a[1]].text,
+                "swap-args",
+                f"parameters `{toks[a[1]].text}` <-> `{toks[b[1]].text}`",
+            )
             return
         s, e = self.span(a[0], b[1])
-        between = self.text[toks[a[1]].end:toks[b[0]].start]
+        between = self.text[toks[a[1]].end : toks[b[0]].start]
         self.add(s, e, sb + between + sa, "swap-args", f"`{_short(sa, 30)}` <-> `{_short(sb, 30)}`")
 
 
 # ------------------------------------------------------------------------------------------------------------ Python
 class PyMutator:
-    BINOP = {ast.Add: ("+", ["-"]), ast.Sub: ("-", ["+"]), ast.Mult: ("*", ["/"]), ast.Div: ("/", ["*"]),
-             ast.FloorDiv: ("//", ["/"]), ast.Mod: ("%", ["/"]), ast.MatMult: ("@", ["*"]), ast.Pow: ("**", ["*"])}
-    AUG = {ast.Add: ("+=", ["-=", "="]), ast.Sub: ("-=", ["+=", "="]), ast.Mult: ("*=", ["/="]),
-           ast.Div: ("/=", ["*="])}
-    CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is",
-           ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
-    NEGATION = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "==", "is": "is not", "is not": "is",
-                "in": "not in", "not in": "in"}
+    BINOP = {
+        ast.Add: ("+", ["-"]),
+        ast.Sub: ("-", ["+"]),
+        ast.Mult: ("*", ["/"]),
+        ast.Div: ("/", ["*"]),
+        ast.FloorDiv: ("//", ["/"]),
+        ast.Mod: ("%", ["/"]),
+        ast.MatMult: ("@", ["*"]),
+        ast.Pow: ("**", ["*"]),
+    }
+    AUG = {
+        ast.Add: ("+=", ["-=", "="]),
+        ast.Sub: ("-=", ["+=", "="]),
+        ast.Mult: ("*=", ["/="]),
+        ast.Div: ("/=", ["*="]),
+    }
+    CMP = {
+        ast.Lt: "<",
+        ast.LtE: "<=",
+        ast.Gt: ">",
+        ast.GtE: ">=",
+        ast.Eq: "==",
+        ast.NotEq: "!=",
+        ast.Is: "is",
+        ast.IsNot: "is not",
+        ast.In: "in",
+        ast.NotIn: "not in",
+    }
+    NEGATION = {
+        "<": ">=",
+        "<=": ">",
+        ">": "<=",
+        ">=": "<",
+        "==": "!=",
+        "!=": "==",
+        "is": "is not",
+        "is not": "is",
+        "in": "not in",
+        "not in": "in",
+    }
     BOUNDARY = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
     METHODS = _TENSOR_METHODS | {"strip", "lower", "upper", "copy", "item"}
     WRAPPERS = {"sorted", "list", "set", "tuple", "int", "float", "abs", "reversed", "bool"}
     # calls whose two arguments may trade places by definition; two numbers (a shape) trading places are not
     # swapped either: a constant mutant changes each of them
-    SYMMETRIC = {"assertEqual", "assertNotEqual", "assertIs", "assertIsNot", "max", "min", "isclose", "allclose",
-                 "equal", "eq", "ne"}
+    SYMMETRIC = {
+        "assertEqual",
+        "assertNotEqual",
+        "assertIs",
+        "assertIsNot",
+        "max",
+        "min",
+        "isclose",
+        "allclose",
+        "equal",
+        "eq",
+        "ne",
+    }
 
     def __init__(self, text: str):
         self.text = text
@@ -576,7 +704,7 @@ class PyMutator:
     def off(self, lineno: int, col: int) -> int:
         # ast's columns are UTF-8 byte offsets
         line_start = self.line_starts[lineno - 1]
-        line = self.text[line_start:self.line_starts[lineno]] if lineno < len(self.line_starts) else ""
+        line = self.text[line_start : self.line_starts[lineno]] if lineno < len(self.line_starts) else ""
         return line_start + len(line.encode()[:col].decode(errors="ignore"))
 
     def start(self, node) -> int:
@@ -586,7 +714,7 @@ class PyMutator:
         return self.off(node.end_lineno, node.end_col_offset)
 
     def src(self, node) -> str:
-        return self.text[self.start(node):self.end(node)]
+        return self.text[self.start(node) : self.end(node)]
 
     def add(self, start: int, end: int, replacement: str, operator: str, description: str) -> None:
         self.edits.append(Edit(start, end, replacement, operator, description))
@@ -596,11 +724,13 @@ class PyMutator:
         gap = self.text[a:b]
         pattern = r"\s+".join(map(re.escape, op.split())) if op[0].isalpha() else re.escape(op)
         for m in re.finditer(pattern, gap):
-            before = gap[:m.start()]
+            before = gap[: m.start()]
             if "#" in before.rsplit("\n", 1)[-1]:
                 continue
-            if op[0].isalpha() and ((m.start() > 0 and (gap[m.start() - 1].isalnum() or gap[m.start() - 1] == "_"))
-                                    or (m.end() < len(gap) and (gap[m.end()].isalnum() or gap[m.end()] == "_"))):
+            if op[0].isalpha() and (
+                (m.start() > 0 and (gap[m.start() - 1].isalnum() or gap[m.start() - 1] == "_"))
+                or (m.end() < len(gap) and (gap[m.end()].isalnum() or gap[m.end()] == "_"))
+            ):
                 continue
             if op in ("*", "/", "<", ">") and m.end() < len(gap) and gap[m.end()] in "*/=<>":
                 continue
@@ -626,8 +756,19 @@ class PyMutator:
         for stmt in body:
             if self.is_docstring(stmt):
                 continue
-            if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                 ast.Global, ast.Nonlocal, ast.Pass)):
+            if isinstance(
+                stmt,
+                (
+                    ast.Import,
+                    ast.ImportFrom,
+                    ast.FunctionDef,
+                    ast.AsyncFunctionDef,
+                    ast.ClassDef,
+                    ast.Global,
+                    ast.Nonlocal,
+                    ast.Pass,
+                ),
+            ):
                 pass
             else:
                 self.add(self.start(stmt), self.end(stmt), "pass", "delete", f"`{_short(self.src(stmt))}` removed")
@@ -651,8 +792,12 @@ class PyMutator:
             return
         self.mutate(node)
         for field, value in ast.iter_fields(node):
-            if field in ("body", "orelse", "finalbody") and isinstance(value, list) and value and \
-                    isinstance(value[0], ast.stmt):
+            if (
+                field in ("body", "orelse", "finalbody")
+                and isinstance(value, list)
+                and value
+                and isinstance(value[0], ast.stmt)
+            ):
                 self.visit_body(value)
             elif field == "handlers":
                 for h in value:
@@ -734,23 +879,46 @@ class PyMutator:
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in self.METHODS:
-                self.add(self.start(node), self.end(node), self.src(f.value), "drop-call",
-                         f"`{_short(self.text[self.end(f.value):self.end(node)], 40)}` removed")
-            elif isinstance(f, ast.Name) and f.id in self.WRAPPERS and len(node.args) == 1 and not node.keywords \
-                    and not isinstance(node.args[0], ast.Starred):
-                self.add(self.start(node), self.end(node), self.src(node.args[0]), "drop-call",
-                         f"`{f.id}(...)` removed, its argument kept")
+                self.add(
+                    self.start(node),
+                    self.end(node),
+                    self.src(f.value),
+                    "drop-call",
+                    f"`{_short(self.text[self.end(f.value) : self.end(node)], 40)}` removed",
+                )
+            elif (
+                isinstance(f, ast.Name)
+                and f.id in self.WRAPPERS
+                and len(node.args) == 1
+                and not node.keywords
+                and not isinstance(node.args[0], ast.Starred)
+            ):
+                self.add(
+                    self.start(node),
+                    self.end(node),
+                    self.src(node.args[0]),
+                    "drop-call",
+                    f"`{f.id}(...)` removed, its argument kept",
+                )
             args = node.args
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if len(args) == 2 and name not in self.SYMMETRIC and \
-                    not any(isinstance(a, ast.Starred) for a in args) and \
-                    not any(isinstance(a, ast.Constant) and isinstance(a.value, (str, bytes)) for a in args) and \
-                    not all(isinstance(a, ast.Constant) for a in args):
+            if (
+                len(args) == 2
+                and name not in self.SYMMETRIC
+                and not any(isinstance(a, ast.Starred) for a in args)
+                and not any(isinstance(a, ast.Constant) and isinstance(a.value, (str, bytes)) for a in args)
+                and not all(isinstance(a, ast.Constant) for a in args)
+            ):
                 sa, sb = self.src(args[0]), self.src(args[1])
                 if sa != sb:
-                    between = self.text[self.end(args[0]):self.start(args[1])]
-                    self.add(self.start(args[0]), self.end(args[1]), sb + between + sa, "swap-args",
-                             f"`{_short(sa, 30)}` <-> `{_short(sb, 30)}`")
+                    between = self.text[self.end(args[0]) : self.start(args[1])]
+                    self.add(
+                        self.start(args[0]),
+                        self.end(args[1]),
+                        sb + between + sa,
+                        "swap-args",
+                        f"`{_short(sa, 30)}` <-> `{_short(sb, 30)}`",
+                    )
 
 
 # ---------------------------------------------------------------------------------------------------------- mutants
@@ -791,7 +959,7 @@ def mutants_of_text(exercise: str, name: str, text: str, gpu_names: tuple[str, .
     out = []
     edits = sorted(edits_of(name, text), key=lambda e: (e.start, e.end, OPERATORS.index(e.operator)))
     for e in edits:
-        mutated = text[:e.start] + e.replacement + text[e.end:]
+        mutated = text[: e.start] + e.replacement + text[e.end :]
         if mutated == text:
             continue
         mid = mutant_id(exercise, name, mutated)

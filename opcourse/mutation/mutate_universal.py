@@ -8,6 +8,7 @@ environment. Each of its mutant files becomes a mutate.Mutant, a planted-case pa
 same rule of what is left alone: an edit that changes only comments, preprocessor lines or the message arguments of
 TORCH_CHECK and its kin (C++), or only docstrings (Python), or that edits a string literal, is dropped; so is one that
 gives the reference's text back or another mutant's."""
+
 from __future__ import annotations
 
 import ast
@@ -60,8 +61,11 @@ def _python_shape(text: str) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-                    isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 node.body = node.body[1:]
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
@@ -85,8 +89,9 @@ def _strings(name: str, text: str) -> collections.Counter:
             tree = ast.parse(text)
         except SyntaxError:
             return collections.Counter()
-        return collections.Counter(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-                                   and isinstance(n.value, str))
+        return collections.Counter(
+            n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        )
     return collections.Counter(t.text for t in mutate.lex_cpp(text) if t.kind in ("str", "chr"))
 
 
@@ -134,10 +139,15 @@ def mutants_of_text(exercise: str, name: str, text: str, gpu_names: tuple[str, .
         src, out = Path(tmp) / name, Path(tmp) / "mutants"
         src.write_text(text)
         out.mkdir()
-        run = subprocess.run([str(exe), name, LANGUAGES[suffix], "--noCheck", "--mutantDir", str(out)], cwd=tmp,
-                             capture_output=True, text=True)
-        files = sorted(out.iterdir(), key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0])
-                       if ".mutant." in p.name else 0)
+        run = subprocess.run(
+            [str(exe), name, LANGUAGES[suffix], "--noCheck", "--mutantDir", str(out)],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+        )
+        files = sorted(
+            out.iterdir(), key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0]) if ".mutant." in p.name else 0
+        )
         if run.returncode != 0 and not files:
             die(f"universalmutator failed on {name}: {(run.stderr or run.stdout).strip()[-500:]}", 1)
         seen: set[str] = set()

@@ -13,6 +13,7 @@ usage: build_site.py [--site-dir DIR]   (default: site/ of the course this file 
 MkDocs must be 1.x (a 2.x is refused, with the reason). Exit status: MkDocs' own (the build stops on a warning, a
 broken snippet, a page the course's Markdown refuses).
 """
+
 import argparse
 import os
 import shutil
@@ -23,8 +24,17 @@ COURSE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 # What a build of the site reads, relative to the course: a copy of these builds the same site (the tests plant
 # breakages in such copies; the successor check builds one with the other engine). requirements/: the pinned torch
 # that pages' sources are checked against (sources.py).
-SITE_INPUTS = ("mkdocs.yml", "chapters", "exercises", "solutions", "site_tools", "opcourse", "autograder", "evidence",
-               "requirements")
+SITE_INPUTS = (
+    "mkdocs.yml",
+    "chapters",
+    "exercises",
+    "solutions",
+    "site_tools",
+    "opcourse",
+    "autograder",
+    "evidence",
+    "requirements",
+)
 INSTALL = "apt-get install libjs-katex fonts-katex graphviz (tools/setup.sh installs them)"
 
 
@@ -37,8 +47,11 @@ def katex_files():
     if src is None:
         sys.exit(f"build_site: KaTeX not found in {dirs}: the site renders math from local files only. {INSTALL}")
     # Debian ships auto-render unminified; it is published under the name mkdocs.yml loads
-    files = {"katex.min.js": "katex.min.js", "katex.min.css": "katex.min.css",
-             "contrib/auto-render.min.js": "contrib/auto-render.js"}
+    files = {
+        "katex.min.js": "katex.min.js",
+        "katex.min.css": "katex.min.css",
+        "contrib/auto-render.min.js": "contrib/auto-render.js",
+    }
     files = {dst: os.path.join(src, name) for dst, name in files.items()}
     fonts = os.path.realpath(os.path.join(src, "fonts"))
     woff2 = sorted(f for f in os.listdir(fonts) if f.endswith(".woff2")) if os.path.isdir(fonts) else []
@@ -63,8 +76,10 @@ def check_mkdocs():
     except ImportError:
         sys.exit(f"build_site: MkDocs is not installed for {sys.executable} (requirements/course.txt pins it)")
     if not mkdocs.__version__.startswith("1."):
-        sys.exit(f"build_site: MkDocs {mkdocs.__version__} is not 1.x: MkDocs 2 drops plugins and the Material theme "
-                 f"this site is built with; install mkdocs==1.6.1 (requirements/course.txt)")
+        sys.exit(
+            f"build_site: MkDocs {mkdocs.__version__} is not 1.x: MkDocs 2 drops plugins and the Material theme "
+            f"this site is built with; install mkdocs==1.6.1 (requirements/course.txt)"
+        )
 
 
 def engine_env(course=COURSE):
@@ -80,8 +95,12 @@ def engine_env(course=COURSE):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site-dir", default=os.path.join(COURSE, "site"))
-    parser.add_argument("--publish", action="store_true", help="build for publication: refused, naming the pages, "
-                        "while a page lacks its named author's and reviewer's sign-off (opcourse/site/publish_check.py)")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="build for publication: refused, naming the pages, "
+        "while a page lacks its named author's and reviewer's sign-off (opcourse/site/publish_check.py)",
+    )
     args = parser.parse_args(argv)
     site_dir = os.path.abspath(args.site_dir)
     if args.publish:  # the default build (students, CI) builds every page, "pending" bylines included
@@ -92,8 +111,9 @@ def main(argv):
             return 1
     check_mkdocs()
     files = katex_files()  # before MkDocs runs: a missing package is named first
-    status = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site_dir],
-                            cwd=COURSE, env=engine_env()).returncode
+    status = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", site_dir], cwd=COURSE, env=engine_env()
+    ).returncode
     if status != 0:
         return status
     copy_katex(site_dir, files)

@@ -29,6 +29,7 @@ processor, frozen with 1.6.1, the last 1.x; Zensical's rendering context). Nothi
 The front matter is read from the page's file by page_meta.py, as the glossary test and the publish check read it.
 KaTeX is no page's business: the site command (opcourse/site/build_site.py) copies it into the built site.
 """
+
 import os
 import re
 import subprocess
@@ -58,7 +59,7 @@ class SiteError(_Base):
 
 class _Page:
     def __init__(self, src, path):
-        self.src = src    # relative to the docs folder: glossary/opcheck.md
+        self.src = src  # relative to the docs folder: glossary/opcheck.md
         self.path = path  # the file, to read its front matter
 
 
@@ -72,8 +73,10 @@ def _page(md):
         page, config = getattr(p, "page", None), getattr(p, "config", None)
         if page is not None and isinstance(config, dict) and "docs_dir" in config:
             return _Page(page.path, os.path.join(config.get("root_dir", ""), config["docs_dir"], page.path))
-    raise SiteError("opcourse/site/course_markdown.py cannot tell which page it renders (it knows MkDocs 1.x and "
-                    "Zensical): add the new engine's way to _page()")
+    raise SiteError(
+        "opcourse/site/course_markdown.py cannot tell which page it renders (it knows MkDocs 1.x and "
+        "Zensical): add the new engine's way to _page()"
+    )
 
 
 # Graphviz sizes in points; a diagram wider than this is shrunk to fit the text column (~900 px on a laptop) until
@@ -89,7 +92,7 @@ def _render_dot(source, page):
         raise SiteError(f"Graphviz's dot is not installed (diagram in {page.src}). {INSTALL}") from e
     if proc.returncode != 0:
         raise SiteError(f"a dot diagram in {page.src} does not render:\n{proc.stderr.strip()}")
-    svg = proc.stdout[proc.stdout.index("<svg"):]
+    svg = proc.stdout[proc.stdout.index("<svg") :]
     svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
     # the page's colours, not Graphviz's: black strokes and text follow the light/dark scheme
     svg = svg.replace('fill="white" stroke="none"', 'fill="none" stroke="none"')
@@ -97,9 +100,11 @@ def _render_dot(source, page):
     width = float(re.search(r'<svg width="([0-9.]+)pt"', svg).group(1))
     if width > MAX_DIAGRAM_WIDTH_PT:
         first = source.strip().splitlines()[0]
-        raise SiteError(f"the dot diagram '{first}' in {page.src} is {width:.0f} pt wide (at most "
-                        f"{MAX_DIAGRAM_WIDTH_PT}): the page would shrink its text to an unreadable size. Use "
-                        "rankdir=TB, or { rank=same; ... } rows, to make it narrower.")
+        raise SiteError(
+            f"the dot diagram '{first}' in {page.src} is {width:.0f} pt wide (at most "
+            f"{MAX_DIAGRAM_WIDTH_PT}): the page would shrink its text to an unreadable size. Use "
+            "rankdir=TB, or { rank=same; ... } rows, to make it narrower."
+        )
     # natural size (the labels' font size), shrunk by CSS only when the column is narrower
     svg = svg.replace("<svg ", '<svg role="img" ', 1)
     return '<div class="diagram" markdown="0">' + "".join(l.strip() for l in svg.splitlines()) + "</div>"
@@ -124,7 +129,9 @@ def _check_sources(markdown, page):
         raise SiteError(f"{src}: " + f"\n{src}: ".join(problems))
     older = page_sources.older_torch(found, page_sources.pinned_torch())
     if older:  # printed, not logged through MkDocs: --strict would make a warning an error
-        print(f"WARNING -  {src}: sources {older}: re-check them (python -m opcourse.site.sources_due)", file=sys.stderr)
+        print(
+            f"WARNING -  {src}: sources {older}: re-check them (python -m opcourse.site.sources_due)", file=sys.stderr
+        )
 
 
 _GPU_ROWS = re.compile(r"^```gpu-rows[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -158,9 +165,11 @@ def _gpu_evidence(markdown, page):
         except ev.EvidenceError as e:
             raise SiteError(f"{src}: {e}") from None
         if newer is not None:
-            raise SiteError(f"{src}: row {row_id} of {exercise} is quoted from {folder}, but the newer run "
-                            f"{newer['folder']} logged it too: quote the newest run (write `{ev.NEWEST}` for the "
-                            f"folder), so that no two pages show different runs' figures for it")
+            raise SiteError(
+                f"{src}: row {row_id} of {exercise} is quoted from {folder}, but the newer run "
+                f"{newer['folder']} logged it too: quote the newest run (write `{ev.NEWEST}` for the "
+                f"folder), so that no two pages show different runs' figures for it"
+            )
         return s, r
 
     def cited(s, exercise):
@@ -180,14 +189,17 @@ def _gpu_evidence(markdown, page):
         meta = _exercise(exercise, page)
         check = next((c for c in meta["checks"] if c["id"] == row_id), None)
         if check is None or check.get("cuda"):
-            raise SiteError(f"{src}: {s['folder'] if s else 'no run'} has no run of {exercise} without a GPU to show "
-                            f"{row_id} from")
+            raise SiteError(
+                f"{src}: {s['folder'] if s else 'no run'} has no run of {exercise} without a GPU to show {row_id} from"
+            )
         return f"PASS (a CPU row: CI grades planted `{exercise}/reference` on every commit)"
 
     def needs_run(folder, what):
         if folder not in runs_named:
-            raise SiteError(f"{src}: a {what} of {folder} needs a <!-- gpu-run: {folder} --> mark on the page, which "
-                            "names the machine, the date and the file")
+            raise SiteError(
+                f"{src}: a {what} of {folder} needs a <!-- gpu-run: {folder} --> mark on the page, which "
+                "names the machine, the date and the file"
+            )
 
     def table(m):
         folder, newest = m.group(1), m.group(1) == ev.NEWEST
@@ -203,19 +215,24 @@ def _gpu_evidence(markdown, page):
             if cited(s, exercise) not in runs:
                 runs.append(cited(s, exercise))
             run_no = f" [{runs.index(cited(s, exercise)) + 1}]" if newest else ""
-            lines.append(f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])}"
-                         f"{run_no} | {without_gpu(None if newest else s, exercise, row_id)} |")
+            lines.append(
+                f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])}"
+                f"{run_no} | {without_gpu(None if newest else s, exercise, row_id)} |"
+            )
         if not newest:
             return "\n".join(lines) + f"\n\nRendered from the run's summary: {ev.machine_line(summary(folder))}."
         no_gpu = sorted(set(no_gpu_runs))
-        return ("\n".join(lines) + "\n\nEach row from the newest run that logged it: "
-                + "; ".join(f"[{i}] {run}" for i, run in enumerate(runs, 1))
-                + (f". Without a GPU: {'; '.join(no_gpu)}." if no_gpu else "."))
+        return (
+            "\n".join(lines)
+            + "\n\nEach row from the newest run that logged it: "
+            + "; ".join(f"[{i}] {run}" for i, run in enumerate(runs, 1))
+            + (f". Without a GPU: {'; '.join(no_gpu)}." if no_gpu else ".")
+        )
 
     def mark(m):
         folder = m.group(1)
         s, r = row(folder, m.group(2), m.group(3))
-        shown = f"`{m.group(2)}` `{m.group(3)}` **{r['status']}** (as the table logged it: \"{r['detail']}\")"
+        shown = f'`{m.group(2)}` `{m.group(3)}` **{r["status"]}** (as the table logged it: "{r["detail"]}")'
         if folder == ev.NEWEST:  # the run is named here, not by a gpu-run mark
             return f"{shown}, in the newest run that logged it: {cited(s, m.group(2))}"
         needs_run(folder, "gpu-row")
@@ -229,9 +246,11 @@ def _gpu_evidence(markdown, page):
         needs_run(m.group(1), "gpu-case")
         failed = ", ".join(f"`{r}`" for r in c["failed"]) or "none"
         skipped = ", ".join(f"`{r}`" for r in c["skipped"])
-        return (f"planted `{m.group(2)}` on the GPU: rows failed {failed}"
-                f"{'; SKIPPED ' + skipped if skipped else ''}"
-                f"{' (its expected verdict)' if c['as_expected'] else ' (NOT its expected verdict)'}")
+        return (
+            f"planted `{m.group(2)}` on the GPU: rows failed {failed}"
+            f"{'; SKIPPED ' + skipped if skipped else ''}"
+            f"{' (its expected verdict)' if c['as_expected'] else ' (NOT its expected verdict)'}"
+        )
 
     def figure(m):
         needs_run(m.group(1), "gpu-figure")
@@ -251,8 +270,10 @@ def _gpu_evidence(markdown, page):
         except ev.EvidenceError as e:
             raise SiteError(f"{src}: {e}") from None
         if words not in logged:
-            raise SiteError(f"{src}: evidence/gpu/{folder}/{file} does not contain {words!r}: a page quotes a run only "
-                            "with what the run wrote")
+            raise SiteError(
+                f"{src}: evidence/gpu/{folder}/{file} does not contain {words!r}: a page quotes a run only "
+                "with what the run wrote"
+            )
         return f"`{words}`"
 
     def text(m):
@@ -275,7 +296,7 @@ def _gpu_evidence(markdown, page):
             if not options["cut"].isdigit() or int(options["cut"]) < 8:
                 raise SiteError(f"{src}: gpu-text cut is a line length of 8 or more, not {options['cut']!r}")
             width = int(options["cut"])
-            lines = [line if len(line) <= width else line[:width - 3] + "..." for line in lines]
+            lines = [line if len(line) <= width else line[: width - 3] + "..." for line in lines]
         title = f"{options.get('title', file)} ({s['folder']}/{file})"
         mark = "'" if '"' in title else '"'  # superfences takes no escaped quote in a title
         return f"```text title={mark}{title.replace(mark, '`')}{mark}\n" + "\n".join(lines) + "\n```"
@@ -307,8 +328,9 @@ def _profiler_columns(lines, keep, src):
         raise SiteError(f"{src}: gpu-text columns: the table's header has {len(names)} names for {len(spans)} columns")
     missing = [c for c in keep if c not in names]
     if missing:
-        raise SiteError(f"{src}: gpu-text columns: the table has no column {', '.join(missing)} (it has: "
-                        f"{', '.join(names)})")
+        raise SiteError(
+            f"{src}: gpu-text columns: the table has no column {', '.join(missing)} (it has: {', '.join(names)})"
+        )
     chosen = [(names.index(c), spans[names.index(c)]) for c in keep]
     out = []
     for i, line in enumerate(lines):
@@ -327,7 +349,9 @@ _EXERCISE_MARK = re.compile(r"^<!-- (checks|hints): ([A-Za-z0-9_]+) -->[ \t]*$",
 
 
 def _exercise(exercise_id, page):
-    from .. import metadata as course_metadata  # the one Python reader of exercise.json (checks resolved from the catalog)
+    from .. import (
+        metadata as course_metadata,
+    )  # the one Python reader of exercise.json (checks resolved from the catalog)
 
     if not os.path.isfile(os.path.join(ROOT, "exercises", exercise_id, "exercise.json")):
         raise SiteError(f"{page.src} names exercise '{exercise_id}', which has no exercise.json")
@@ -346,8 +370,9 @@ def _exercise_block(kind, exercise_id, page):
     if kind == "checks":
         lines = ["| Check | What it verifies | Points | GPU |", "| --- | --- | --: | :-: |"]
         for c in meta["checks"]:
-            lines.append(f"| `{c['id']}` | {_md_cell(c['title'])} | {c.get('points', 1):g} | "
-                         f"{'yes' if c.get('cuda') else ''} |")
+            lines.append(
+                f"| `{c['id']}` | {_md_cell(c['title'])} | {c.get('points', 1):g} | {'yes' if c.get('cuda') else ''} |"
+            )
         total = sum(c.get("points", 1) for c in meta["checks"])
         lines.append(f"| | **total** | **{total:g}** | |")
         return "\n".join(lines)
@@ -372,16 +397,21 @@ def _page_meta(markdown, page):
     except Exception as e:  # noqa: BLE001 - a YAML error: say which page
         raise SiteError(f"{src}: front matter is not valid YAML: {e}") from None
     if meta is None:  # every page states its review state, chapters as much as glossary pages
-        raise SiteError(f"{src}: every page needs front matter (authors, reviewers, written_on, last_checked_on, "
-                        f"checked_against_torch; 'pending' where no person has signed) and a "
-                        f"'{page_meta.BYLINE_MARK}' mark where its byline goes")
+        raise SiteError(
+            f"{src}: every page needs front matter (authors, reviewers, written_on, last_checked_on, "
+            f"checked_against_torch; 'pending' where no person has signed) and a "
+            f"'{page_meta.BYLINE_MARK}' mark where its byline goes"
+        )
     problems = page_meta.validate(meta, src)
     if problems:
-        raise SiteError("page front matter does not follow opcourse/site/page_meta.schema.json:\n  "
-                        + "\n  ".join(problems))
+        raise SiteError(
+            "page front matter does not follow opcourse/site/page_meta.schema.json:\n  " + "\n  ".join(problems)
+        )
     if page_meta.BYLINE_MARK not in markdown:
-        raise SiteError(f"{src} has front matter but no '{page_meta.BYLINE_MARK}' mark where its byline "
-                        "goes (under its '## Byline' heading)")
+        raise SiteError(
+            f"{src} has front matter but no '{page_meta.BYLINE_MARK}' mark where its byline "
+            "goes (under its '## Byline' heading)"
+        )
     return markdown.replace(page_meta.BYLINE_MARK, page_meta.render_byline(meta))
 
 
@@ -399,8 +429,10 @@ class _UntakenFences(Postprocessor):
     def run(self, text):
         m = _UNTAKEN_FENCE.search(text)
         if m:
-            raise SiteError(f"{DOCS}/{_page(self.md).src}: a fenced block was not read as one, its opening line is "
-                            f"```{m.group(1)!s} (a title holds an escaped quote? write title='...' instead)")
+            raise SiteError(
+                f"{DOCS}/{_page(self.md).src}: a fenced block was not read as one, its opening line is "
+                f"```{m.group(1)!s} (a title holds an escaped quote? write title='...' instead)"
+            )
         return text
 
 

@@ -17,6 +17,7 @@ folder `newest` and gets it, and a page that names an older run for a row a newe
 two pages cannot show two runs' figures for the same row. A run logs reference tables in main.log (`./course main`)
 and in hang-reference.txt (tools/gpu/time_hang.sh grades 04's reference solution with the judge's default settings).
 """
+
 from __future__ import annotations
 
 import functools
@@ -77,8 +78,12 @@ def _verdicts(md: Path) -> dict:
         if len(cells) != 6 or not re.match(r"\d\d_", cells[0]):
             continue
         rows = lambda c: [] if c == "-" else [r.strip() for r in c.split(",")]  # noqa: E731
-        out[f"{cells[0]}/{cells[1]}"] = {"cuda_ran": cells[2] == "yes", "failed": rows(cells[3]),
-                                         "skipped": rows(cells[4]), "as_expected": cells[5].startswith("yes")}
+        out[f"{cells[0]}/{cells[1]}"] = {
+            "cuda_ran": cells[2] == "yes",
+            "failed": rows(cells[3]),
+            "skipped": rows(cells[4]),
+            "as_expected": cells[5].startswith("yes"),
+        }
     return out
 
 
@@ -96,13 +101,23 @@ def summarize(folder: Path) -> dict:
         raise EvidenceError(f"no evidence folder {folder}")
     # the run writes its logs outside the clone (run_on_gpu.sh LOGS); the site reads the copy under evidence/gpu/
     shown = folder.resolve().relative_to(ROOT) if folder.resolve().is_relative_to(ROOT) else folder
-    summary = {"folder": str(shown), "date": folder.name[:10], "started": _started(folder), "machine": _machine(folder),
-               "references": {}, "reference_logs": {}, "cases": {}, "cases_without_gpu": {}}
+    summary = {
+        "folder": str(shown),
+        "date": folder.name[:10],
+        "started": _started(folder),
+        "machine": _machine(folder),
+        "references": {},
+        "reference_logs": {},
+        "cases": {},
+        "cases_without_gpu": {},
+    }
     if (folder / FIGURES).is_file():
         figures = json.loads((folder / FIGURES).read_text())
         if figures.get("machine") != summary["machine"]:  # one run, one machine: a figure copied in from elsewhere
-            raise EvidenceError(f"{summary['folder']}/{FIGURES} names the machine {figures.get('machine')}, "
-                                f"summary.txt {summary['machine']}")
+            raise EvidenceError(
+                f"{summary['folder']}/{FIGURES} names the machine {figures.get('machine')}, "
+                f"summary.txt {summary['machine']}"
+            )
         summary["figures"] = figures
     for log in REFERENCE_LOGS:
         if (folder / log).is_file():
@@ -119,12 +134,16 @@ def load(name: str) -> dict:
     folder = EVIDENCE / name
     path = folder / "summary.json"
     if not path.is_file():
-        raise EvidenceError(f"evidence/gpu/{name}/summary.json does not exist (python -m opcourse.site.gpu_evidence "
-                            f"evidence/gpu/{name} writes it from the run's logs)")
+        raise EvidenceError(
+            f"evidence/gpu/{name}/summary.json does not exist (python -m opcourse.site.gpu_evidence "
+            f"evidence/gpu/{name} writes it from the run's logs)"
+        )
     stored = json.loads(path.read_text())
     if stored != summarize(folder):
-        raise EvidenceError(f"evidence/gpu/{name}/summary.json differs from the logs beside it: regenerate it "
-                            f"(python -m opcourse.site.gpu_evidence evidence/gpu/{name})")
+        raise EvidenceError(
+            f"evidence/gpu/{name}/summary.json differs from the logs beside it: regenerate it "
+            f"(python -m opcourse.site.gpu_evidence evidence/gpu/{name})"
+        )
     return stored
 
 
@@ -146,8 +165,9 @@ def reference_row(summary: dict, exercise: str, row: str) -> dict:
         return summary["references"][exercise][row]
     except KeyError:
         logs = "/".join(REFERENCE_LOGS)
-        raise EvidenceError(f"{summary['folder']}/{summary['reference_logs'].get(exercise, logs)} has no row {row} of "
-                            f"{exercise}") from None
+        raise EvidenceError(
+            f"{summary['folder']}/{summary['reference_logs'].get(exercise, logs)} has no row {row} of {exercise}"
+        ) from None
 
 
 def _order(summary: dict) -> tuple:
@@ -216,8 +236,10 @@ def machine_line(summary: dict, file: str | None = None) -> str:
     m = summary["machine"]
     if file is None:
         file = "main.log" if "main.log" in summary["reference_logs"].values() else ""
-    return (f"{m['gpu']}, driver {m['driver']}, CUDA {m['cuda']}, torch {m['torch']}; {summary['date']}; "
-            f"`{summary['folder']}{'/' + file if file else ''}`")
+    return (
+        f"{m['gpu']}, driver {m['driver']}, CUDA {m['cuda']}, torch {m['torch']}; {summary['date']}; "
+        f"`{summary['folder']}{'/' + file if file else ''}`"
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -8,6 +8,7 @@ Used by the site's Markdown extension (opcourse/site/course_markdown.py), the gl
 (site_tools/tests/test_glossary.py) and the publish check (opcourse/site/publish_check.py), so the three read front matter
 the same way.
 """
+
 import datetime
 import json
 import os
@@ -27,7 +28,7 @@ def split_front_matter(text):
     if not m:
         return None, text
     data = yaml.safe_load(m.group(1))
-    return (data if data is not None else {}), text[m.end():]
+    return (data if data is not None else {}), text[m.end() :]
 
 
 def read_page(path):
@@ -37,6 +38,7 @@ def read_page(path):
 
 def normalise(meta):
     """YAML reads 2026-12-04 as a date; the schema (JSON) speaks strings, so dates become ISO strings."""
+
     def conv(v):
         if isinstance(v, (datetime.date, datetime.datetime)):
             return v.isoformat()[:10]
@@ -45,6 +47,7 @@ def normalise(meta):
         if isinstance(v, dict):
             return {k: conv(x) for k, x in v.items()}
         return v
+
     return conv(dict(meta))
 
 
@@ -86,8 +89,10 @@ def _explain(err, field):
     if err.validator == "oneOf":
         return f"{err.instance!r} is neither 'pending' nor a date YYYY-MM-DD"
     if err.validator == "required":
-        return "missing (every page with front matter states authors, reviewers, written_on, last_checked_on and " \
-               "checked_against_torch; 'pending' where no person has signed)"
+        return (
+            "missing (every page with front matter states authors, reviewers, written_on, last_checked_on and "
+            "checked_against_torch; 'pending' where no person has signed)"
+        )
     if err.validator == "additionalProperties":
         return "not a field of the page schema (opcourse/site/page_meta.schema.json)"
     return err.message
@@ -106,14 +111,17 @@ def is_pending(value):
 def render_byline(meta):
     """The byline of a page, in Markdown: every field shown, 'pending' written out as it is."""
     meta = normalise(meta)
-    parts = [f"**Written by:** {people(meta.get('authors'))}.",
-             f"**Reviewed by:** {people(meta.get('reviewers'))}.",
-             f"**Written on:** {meta.get('written_on', PENDING)}.",
-             f"**Last checked on:** {meta.get('last_checked_on', PENDING)}."]
+    parts = [
+        f"**Written by:** {people(meta.get('authors'))}.",
+        f"**Reviewed by:** {people(meta.get('reviewers'))}.",
+        f"**Written on:** {meta.get('written_on', PENDING)}.",
+        f"**Last checked on:** {meta.get('last_checked_on', PENDING)}.",
+    ]
     tail = []
     if meta.get("checked_against_torch"):
-        tail.append(f"The API names and behaviour on this page were checked against torch "
-                    f"{meta['checked_against_torch']}.")
+        tail.append(
+            f"The API names and behaviour on this page were checked against torch {meta['checked_against_torch']}."
+        )
     if is_pending(meta.get("authors")) or is_pending(meta.get("reviewers")):
         tail.append("Publication still requires a named author's and a named reviewer's sign-off.")
     return '<div class="byline" markdown>\n' + " ".join(parts) + "\n\n" + " ".join(tail) + "\n</div>\n"

@@ -9,6 +9,7 @@ date they checked it (and the author does the same for `authors` and `written_on
 usage: publish_check.py [--root COURSE_ROOT]
 exit 0: every page signed; exit 1: the pages that are not, each with its reasons, are printed.
 """
+
 import argparse
 import os
 import sys
@@ -52,8 +53,10 @@ def main(argv):
     print(f"publish_check: refusing to publish: {len(found)} page(s) lack a named author's and reviewer's sign-off")
     for page, reasons in found:
         print(f"  {page}: " + "; ".join(reasons))
-    print("A reviewer signs off by setting 'reviewers' and 'last_checked_on' in the page's front matter "
-          "(opcourse/site/page_meta.schema.json); every page is still built, with 'pending' shown in its byline.")
+    print(
+        "A reviewer signs off by setting 'reviewers' and 'last_checked_on' in the page's front matter "
+        "(opcourse/site/page_meta.schema.json); every page is still built, with 'pending' shown in its byline."
+    )
     return 1
 
 

@@ -6,27 +6,44 @@ chapter, so a changed check is shown as it now prints:
 site/transcripts (test_transcripts.py) then checks the stub transcripts against exercise.json and the planted cases.
 
 usage: python -m opcourse.site.refresh_transcripts [BUILD_DIR] [CHAPTER.md ...]   (run after ./course build)"""
+
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from opcourse import planted as planted_cases
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GRADE = re.compile(r"^\$ \./course grade (\S+)\s*$")
 PLANTED = re.compile(r"^<!-- planted-output: (\S+)/(\S+) ([^>]+) -->\s*$")
-from opcourse import planted as planted_cases
 
 
 def transcript(judge, exercise, seed=1, submission=None):
     with tempfile.TemporaryDirectory() as out:
-        r = subprocess.run([judge, "--exercise", exercise, "--submission",
-                            submission or os.path.join(ROOT, "exercises", exercise),
-                            "--out", out, "--no-color", "--seed", str(seed)], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                judge,
+                "--exercise",
+                exercise,
+                "--submission",
+                submission or os.path.join(ROOT, "exercises", exercise),
+                "--out",
+                out,
+                "--no-color",
+                "--seed",
+                str(seed),
+            ],
+            capture_output=True,
+            text=True,
+        )
     # the machine-specific lines (the sandbox's protections, the seed and the results folder) are left out
     # ... and the clone's own path, which names the maintainer's machine, not the course
-    lines = [l.replace(ROOT + os.sep, "") for l in r.stdout.strip("\n").splitlines()
-             if not l.startswith("sandbox:") and not l.startswith("(seed ")]
+    lines = [
+        l.replace(ROOT + os.sep, "")
+        for l in r.stdout.strip("\n").splitlines()
+        if not l.startswith("sandbox:") and not l.startswith("(seed ")
+    ]
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
@@ -78,8 +95,9 @@ def refresh(path, judge):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
-    chapters = sys.argv[2:] or sorted(os.path.join(ROOT, "chapters", f) for f in os.listdir(os.path.join(ROOT, "chapters"))
-                                      if f.endswith(".md"))
+    chapters = sys.argv[2:] or sorted(
+        os.path.join(ROOT, "chapters", f) for f in os.listdir(os.path.join(ROOT, "chapters")) if f.endswith(".md")
+    )
     for path in chapters:
         n = refresh(path, os.path.join(build, "judge"))
         if n:

@@ -18,6 +18,7 @@ the page) nor another version; the build stops on one that does not. A newer pin
 it asks for updates the note and the link together. The tutorials (docs.pytorch.org/tutorials/) have no versioned
 address and are left as they are.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -77,8 +78,10 @@ def page_sources(text: str) -> tuple[list[Source], list[str]]:
         if urls:
             note = CHECKED.search(body)
             if not note:
-                problems.append(f"line {item_line}: the source {urls[0]} does not say when it was checked: end the "
-                                "bullet with '(checked YYYY-MM-DD against torch X.Y.Z)'")
+                problems.append(
+                    f"line {item_line}: the source {urls[0]} does not say when it was checked: end the "
+                    "bullet with '(checked YYYY-MM-DD against torch X.Y.Z)'"
+                )
             else:
                 try:
                     day = datetime.date.fromisoformat(note.group(1))
@@ -113,13 +116,17 @@ def page_sources(text: str) -> tuple[list[Source], list[str]]:
     for s in sources:  # a prose link is one of these (below), so it is checked here
         version, docs = _TORCH_DOCS.match(s.url), torch_docs_version(s.torch)
         if version and version.group(1) != docs:
-            problems.append(f"line {s.line}: {s.url} links PyTorch's documentation of '{version.group(1)}', not of "
-                            f"torch {s.torch} it was checked against: write https://docs.pytorch.org/docs/{docs}/"
-                            f"{s.url[version.end():].lstrip('/')}")
+            problems.append(
+                f"line {s.line}: {s.url} links PyTorch's documentation of '{version.group(1)}', not of "
+                f"torch {s.torch} it was checked against: write https://docs.pytorch.org/docs/{docs}/"
+                f"{s.url[version.end() :].lstrip('/')}"
+            )
     for n, u in prose_urls:
         if _strip(u) not in listed:
-            problems.append(f"line {n}: {u} is not among the page's sources: list it, with when it was checked, "
-                            f"under one of the sections {', '.join(SOURCE_SECTIONS)}")
+            problems.append(
+                f"line {n}: {u} is not among the page's sources: list it, with when it was checked, "
+                f"under one of the sections {', '.join(SOURCE_SECTIONS)}"
+            )
     return sources, problems
 
 

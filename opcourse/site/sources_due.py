@@ -8,6 +8,7 @@ requirements/course.txt pins, or longer ago than N days (default 365). Each due 
 sources; after re-reading them, update the notes' dates and torch versions. Exit status 0 whether or not a page is
 due (it is a list, not a check; the site's build warns about the torch on its own). A page whose sources cannot be
 read is listed as such, with exit status 1."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ def main(argv: list[str]) -> int:
             print(f"{rel}: due ({'; '.join(reasons)})")
             for s in found:
                 print(f"    {s.url}  (checked {s.checked_on} against torch {s.torch})")
-    print(f"{due_pages} of {len(pages)} pages due for a re-check ({total} sources; torch {pinned} pinned, "
-          f"older than {args.max_age_days} days counts)" + (f"; {unreadable} unreadable" if unreadable else ""))
+    print(
+        f"{due_pages} of {len(pages)} pages due for a re-check ({total} sources; torch {pinned} pinned, "
+        f"older than {args.max_age_days} days counts)" + (f"; {unreadable} unreadable" if unreadable else "")
+    )
     return 1 if unreadable else 0
 
 

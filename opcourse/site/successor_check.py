@@ -14,6 +14,7 @@ command's KaTeX copy, and writes REPORT_DIR/successor_report.md (and a .json of 
 Exit 0 whatever differs (the course builds with MkDocs; this only tells what a move would change), 77 (ctest:
 skipped) when zensical is not installed for this Python.
 """
+
 import difflib
 import html
 import importlib.metadata
@@ -39,7 +40,10 @@ FEATURES = [
     ("diagrams rendered to inline SVG (course_markdown)", r'<div class="diagram"'),
     ("dot sources left as code", r"language-dot"),
     ("bylines from front matter (course_markdown)", r'class="byline"'),
-    ("course marks left unrendered (checks, hints, gpu-*, byline)", r"<!-- (?:checks|hints|gpu-row|gpu-case|gpu-run|byline)\b"),
+    (
+        "course marks left unrendered (checks, hints, gpu-*, byline)",
+        r"<!-- (?:checks|hints|gpu-row|gpu-case|gpu-run|byline)\b",
+    ),
     ("glossary tooltips (abbr + snippets auto_append)", r"<abbr title="),
     ("math (arithmatex)", r'class="arithmatex"'),
     ("highlighted code blocks", r'<div class="[^"]*\bhighlight\b'),
@@ -49,19 +53,39 @@ FEATURES = [
     ("heading permalinks", r'class="headerlink"'),
 ]
 # (what is planted, file, text appended or (old, new), what the build's output should name)
-WIDE = "\n```dot\ndigraph too_wide {\n  rankdir=LR; node [shape=box, fontsize=11];\n  " + "; ".join(
-    f'n{i} [label="a step of the pipeline {i}"]' for i in range(6)) + ";\n  " + " -> ".join(
-    f"n{i}" for i in range(6)) + ";\n}\n```\n"
+WIDE = (
+    "\n```dot\ndigraph too_wide {\n  rankdir=LR; node [shape=box, fontsize=11];\n  "
+    + "; ".join(f'n{i} [label="a step of the pipeline {i}"]' for i in range(6))
+    + ";\n  "
+    + " -> ".join(f"n{i}" for i in range(6))
+    + ";\n}\n```\n"
+)
 PLANTED = [
     ("a diagram too wide to read", "chapters/02_schema.md", WIDE, ["02_schema.md", "pt wide"]),
-    ("a front matter field that breaks the schema", "chapters/glossary/dispatcher.md",
-     ("reviewers: pending\n", "reviewers: pendng\n"), ["glossary/dispatcher.md", "'reviewers'"]),
-    ("a snippet file that does not exist", "chapters/01_custom_op.md",
-     '\n```cpp\n--8<-- "exercises/01_custom_op/no_such_file.cpp"\n```\n', ["no_such_file.cpp"]),
-    ("a link to a page that does not exist", "chapters/03_cpu.md", "\nSee [nowhere](no-such-page.md).\n",
-     ["no-such-page.md"]),
-    ("a GPU figure retyped into a run's summary.json", "evidence/gpu/2026-12-03-all-solutions-2/summary.json",
-     ('"status": "PASS"', '"status": "FAIL"'), ["summary.json differs from the logs"]),
+    (
+        "a front matter field that breaks the schema",
+        "chapters/glossary/dispatcher.md",
+        ("reviewers: pending\n", "reviewers: pendng\n"),
+        ["glossary/dispatcher.md", "'reviewers'"],
+    ),
+    (
+        "a snippet file that does not exist",
+        "chapters/01_custom_op.md",
+        '\n```cpp\n--8<-- "exercises/01_custom_op/no_such_file.cpp"\n```\n',
+        ["no_such_file.cpp"],
+    ),
+    (
+        "a link to a page that does not exist",
+        "chapters/03_cpu.md",
+        "\nSee [nowhere](no-such-page.md).\n",
+        ["no-such-page.md"],
+    ),
+    (
+        "a GPU figure retyped into a run's summary.json",
+        "evidence/gpu/2026-12-03-all-solutions-2/summary.json",
+        ('"status": "PASS"', '"status": "FAIL"'),
+        ["summary.json differs from the logs"],
+    ),
 ]
 
 
@@ -76,8 +100,9 @@ def run(argv, cwd, env):
 
 
 def build_mkdocs(copy, site):
-    return run([sys.executable, "-m", "opcourse.site.build_site", "--site-dir", site], copy,
-               build_site.engine_env(copy))
+    return run(
+        [sys.executable, "-m", "opcourse.site.build_site", "--site-dir", site], copy, build_site.engine_env(copy)
+    )
 
 
 def build_zensical(copy, site, strict_off=False):
@@ -105,8 +130,8 @@ def page_key(rel):
     (an engine that ignores it) are both "NAME/", the home page "" (so the two sites compare page by page)."""
     rel = rel.replace(os.sep, "/")
     if rel == "index.html" or rel.endswith("/index.html"):
-        return rel[:-len("index.html")]
-    return rel[:-len(".html")] + "/"
+        return rel[: -len("index.html")]
+    return rel[: -len(".html")] + "/"
 
 
 def pages(site):
@@ -134,27 +159,39 @@ def text_lines(article):
 
 def compare(mk_site, zs_site):
     mk, zs = pages(mk_site), pages(zs_site)
-    lines = ["## Pages", "",
-             f"MkDocs built {len(mk)} pages, Zensical {len(zs)}.",
-             f"Only MkDocs: {', '.join(sorted(set(mk) - set(zs))) or 'none'}. "
-             f"Only Zensical: {', '.join(sorted(set(zs) - set(mk))) or 'none'}.", "",
-             "## What the course's Markdown and the extensions made (counted over every page both built)", "",
-             "| what | MkDocs | Zensical |", "| --- | --: | --: |"]
+    lines = [
+        "## Pages",
+        "",
+        f"MkDocs built {len(mk)} pages, Zensical {len(zs)}.",
+        f"Only MkDocs: {', '.join(sorted(set(mk) - set(zs))) or 'none'}. "
+        f"Only Zensical: {', '.join(sorted(set(zs) - set(mk))) or 'none'}.",
+        "",
+        "## What the course's Markdown and the extensions made (counted over every page both built)",
+        "",
+        "| what | MkDocs | Zensical |",
+        "| --- | --: | --: |",
+    ]
     both = sorted(set(mk) & set(zs))
     for what, pattern in FEATURES:
         a = sum(len(re.findall(pattern, mk[p])) for p in both)
         b = sum(len(re.findall(pattern, zs[p])) for p in both)
         lines.append(f"| {what} | {a} | {b}{'' if a == b else ' (differs)'} |")
-    for what, rel in [("KaTeX (assets/katex/katex.min.js, by the site command)", "assets/katex/katex.min.js"),
-                      ("search index search/search_index.json (MkDocs)", "search/search_index.json"),
-                      ("search index search.json (Zensical)", "search.json"),
-                      ("search index as a script, search/search_index.js (Material's offline plugin: search from "
-                       "file://)", "search/search_index.js"),
-                      ("pages as NAME.html, 01_custom_op.html (use_directory_urls: false: links work from file://)",
-                       "01_custom_op.html"),
-                      ("the search worker's file:// stand-in, assets/iframe-worker.js (extra.polyfills)",
-                       "assets/iframe-worker.js"), ("sitemap.xml", "sitemap.xml"),
-                      ("404.html", "404.html")]:
+    for what, rel in [
+        ("KaTeX (assets/katex/katex.min.js, by the site command)", "assets/katex/katex.min.js"),
+        ("search index search/search_index.json (MkDocs)", "search/search_index.json"),
+        ("search index search.json (Zensical)", "search.json"),
+        (
+            "search index as a script, search/search_index.js (Material's offline plugin: search from file://)",
+            "search/search_index.js",
+        ),
+        (
+            "pages as NAME.html, 01_custom_op.html (use_directory_urls: false: links work from file://)",
+            "01_custom_op.html",
+        ),
+        ("the search worker's file:// stand-in, assets/iframe-worker.js (extra.polyfills)", "assets/iframe-worker.js"),
+        ("sitemap.xml", "sitemap.xml"),
+        ("404.html", "404.html"),
+    ]:
         have = ["yes" if os.path.isfile(os.path.join(s, rel)) else "no" for s in (mk_site, zs_site)]
         lines.append(f"| {what} | {have[0]} | {have[1]} |")
     lines += ["", "## Page text (the article, tags removed, one line per block)", ""]
@@ -165,17 +202,26 @@ def compare(mk_site, zs_site):
             same += 1
             continue
         ratio = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-        diff = [l for l in difflib.unified_diff(a, b, lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---")]
+        diff = [
+            l for l in difflib.unified_diff(a, b, lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---")
+        ]
         differing.append((ratio, p, diff))
     lines.append(f"{same} of {len(both)} pages read the same in both.")
     links = [p for p in both if re.findall(r'href="([^"]*)"', mk[p]) != re.findall(r'href="([^"]*)"', zs[p])]
-    lines.append(f"{len(both) - len(links)} of {len(both)} pages link to the same targets in their text"
-                 f"{': not ' + ', '.join(p or 'index' for p in links) if links else ''}.")
+    lines.append(
+        f"{len(both) - len(links)} of {len(both)} pages link to the same targets in their text"
+        f"{': not ' + ', '.join(p or 'index' for p in links) if links else ''}."
+    )
     for ratio, p, diff in sorted(differing):
         lines.append(f"- `{p or 'index'}`: {ratio:.1%} of its lines alike, {len(diff)} lines differ; first:")
         lines += [f"    `{l[:150]}`" for l in diff[:4]]
-    return lines, {"pages_mkdocs": len(mk), "pages_zensical": len(zs), "pages_same_text": same,
-                   "pages_only_mkdocs": sorted(set(mk) - set(zs)), "pages_only_zensical": sorted(set(zs) - set(mk))}
+    return lines, {
+        "pages_mkdocs": len(mk),
+        "pages_zensical": len(zs),
+        "pages_same_text": same,
+        "pages_only_mkdocs": sorted(set(mk) - set(zs)),
+        "pages_only_zensical": sorted(set(zs) - set(mk)),
+    }
 
 
 def plant(copy, rel, change):
@@ -204,18 +250,28 @@ def main(argv):
         print(__doc__)
         return 2
     report_dir = os.path.abspath(argv[0])
-    for module, why in (("zensical", "it is not in this Python's packages (pip install zensical; the course's "
-                                     "requirements/course.txt pins one)"),
-                        ("mkdocs", "MkDocs is not installed: there is no reference build to compare with")):
+    for module, why in (
+        (
+            "zensical",
+            "it is not in this Python's packages (pip install zensical; the course's requirements/course.txt pins one)",
+        ),
+        ("mkdocs", "MkDocs is not installed: there is no reference build to compare with"),
+    ):
         if importlib.util.find_spec(module) is None:
             print(f"SKIPPED: {module} is not installed for {sys.executable}: {why}")
             return 77
     os.makedirs(report_dir, exist_ok=True)
-    versions = {p: importlib.metadata.version(p) for p in ("zensical", "mkdocs", "mkdocs-material", "pymdown-extensions")}
-    head = [f"# What Zensical {versions['zensical']} makes of the course's site", "",
-            f"Reference: the site command (MkDocs {versions['mkdocs']}, Material {versions['mkdocs-material']}, "
-            f"pymdown-extensions {versions['pymdown-extensions']}). Written by opcourse/site/successor_check.py on "
-            f"{time.strftime('%Y-%m-%d')}; it never fails the tests: the course builds with MkDocs.", ""]
+    versions = {
+        p: importlib.metadata.version(p) for p in ("zensical", "mkdocs", "mkdocs-material", "pymdown-extensions")
+    }
+    head = [
+        f"# What Zensical {versions['zensical']} makes of the course's site",
+        "",
+        f"Reference: the site command (MkDocs {versions['mkdocs']}, Material {versions['mkdocs-material']}, "
+        f"pymdown-extensions {versions['pymdown-extensions']}). Written by opcourse/site/successor_check.py on "
+        f"{time.strftime('%Y-%m-%d')}; it never fails the tests: the course builds with MkDocs.",
+        "",
+    ]
     body, summary = [], {"versions": versions}
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "course")
@@ -227,10 +283,17 @@ def main(argv):
         mk = build_mkdocs(copy, mk_site)
         zs = build_zensical(copy, zs_site)
         zs_lax = build_zensical(copy, os.path.join(tmp, "zensical-lax-site"), strict_off=True)
-        body += ["## Builds of the unchanged course", "", "| build | exit | seconds | its last words |",
-                 "| --- | --: | --: | --- |"]
-        for what, (status, out, secs) in [("site command (MkDocs --strict)", mk), ("zensical build", zs),
-                                          ("zensical build, strict: false", zs_lax)]:
+        body += [
+            "## Builds of the unchanged course",
+            "",
+            "| build | exit | seconds | its last words |",
+            "| --- | --: | --: | --- |",
+        ]
+        for what, (status, out, secs) in [
+            ("site command (MkDocs --strict)", mk),
+            ("zensical build", zs),
+            ("zensical build, strict: false", zs_lax),
+        ]:
             tail = " / ".join(l.strip() for l in out.strip().splitlines()[-2:]).replace(tmp, "TMP")[:200]
             tail = tail.replace("|", "\\|")
             body.append(f"| {what} | {status} | {secs:.1f} | {tail} |")
@@ -244,16 +307,22 @@ def main(argv):
             lines, counts = compare(mk_site, zs_site)
             body += lines
             summary.update(counts)
-        body += ["", "## Planted breakages (each in the copy, then undone)", "",
-                 "| planted | site command (MkDocs --strict) | zensical build | zensical build, strict: false |",
-                 "| --- | --- | --- | --- |"]
+        body += [
+            "",
+            "## Planted breakages (each in the copy, then undone)",
+            "",
+            "| planted | site command (MkDocs --strict) | zensical build | zensical build, strict: false |",
+            "| --- | --- | --- | --- |",
+        ]
         summary["planted"] = {}
         for what, rel, change, names in PLANTED:
             path, original = plant(copy, rel, change)
             try:
-                results = [build_mkdocs(copy, os.path.join(tmp, "planted-mkdocs")),
-                           build_zensical(copy, os.path.join(tmp, "planted-zensical")),
-                           build_zensical(copy, os.path.join(tmp, "planted-zensical"), strict_off=True)]
+                results = [
+                    build_mkdocs(copy, os.path.join(tmp, "planted-mkdocs")),
+                    build_zensical(copy, os.path.join(tmp, "planted-zensical")),
+                    build_zensical(copy, os.path.join(tmp, "planted-zensical"), strict_off=True),
+                ]
             finally:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(original)

@@ -3,6 +3,7 @@
 import warnings
 
 import torch
+
 torch.ops.load_library("build/lib/solutions/05_fake/libmm16_fake.so")  # CPU, CUDA, Meta; no Autograd kernel
 
 

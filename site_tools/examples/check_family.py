@@ -4,11 +4,17 @@
 import torch
 
 torch.ops.load_library("build/examples/libcourse_demo_ops.so")
-for kind in ("TORCH_CHECK", "TORCH_CHECK_VALUE", "TORCH_CHECK_TYPE", "TORCH_CHECK_INDEX",
-             "TORCH_CHECK_NOT_IMPLEMENTED", "TORCH_INTERNAL_ASSERT"):
+for kind in (
+    "TORCH_CHECK",
+    "TORCH_CHECK_VALUE",
+    "TORCH_CHECK_TYPE",
+    "TORCH_CHECK_INDEX",
+    "TORCH_CHECK_NOT_IMPLEMENTED",
+    "TORCH_INTERNAL_ASSERT",
+):
     try:
         torch.ops.checks.fail(kind)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         message = str(e).splitlines()[0]
         if "INTERNAL ASSERT FAILED" in message:  # the message names the source file and line: keep what it says
             message = "... INTERNAL ASSERT FAILED at ..., " + message.split(", ", 1)[1]

@@ -7,10 +7,12 @@ mm16 = torch.ops.course.mm16
 h, i32 = torch.float16, torch.int32
 
 # the four invalid calls of the contract, each stopped by its TORCH_CHECK before any memory is read
-for a, b in ((torch.ones(6, dtype=h), torch.ones(6, 4, dtype=h)),
-             (torch.ones(3, 5, dtype=h), torch.ones(4, 2, dtype=h)),
-             (torch.ones(3, 4, dtype=h), torch.ones(4, 2)),
-             (torch.ones(3, 4, dtype=i32), torch.ones(4, 2, dtype=i32))):
+for a, b in (
+    (torch.ones(6, dtype=h), torch.ones(6, 4, dtype=h)),
+    (torch.ones(3, 5, dtype=h), torch.ones(4, 2, dtype=h)),
+    (torch.ones(3, 4, dtype=h), torch.ones(4, 2)),
+    (torch.ones(3, 4, dtype=i32), torch.ones(4, 2, dtype=i32)),
+):
     try:
         mm16(a, b)
     except RuntimeError as e:

@@ -1,6 +1,7 @@
 # Chapter 5 shows this script and its output; the test site/examples runs it and compares the two.
 # Run from the repository root after ./course build:  python site_tools/examples/fake_kernel_in_python.py
 import torch
+
 torch.ops.load_library("build/lib/solutions/03_cpu/libmm16_cpu.so")  # CPU kernel only, no Meta kernel
 
 

@@ -4,8 +4,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 torch.ops.load_library("build/lib/solutions/02_schema/libmm16_schema.so")
 
-op = torch.ops.course.mm16_scaled.default      # the OpOverload of the empty overload name
-schema = op._schema                            # a torch._C.FunctionSchema
+op = torch.ops.course.mm16_scaled.default  # the OpOverload of the empty overload name
+schema = op._schema  # a torch._C.FunctionSchema
 print(schema)
 for arg in schema.arguments:
     print(f"  {arg.name:6} {str(arg.type):16} default={arg.default_value!r:5} kwarg_only={arg.kwarg_only}")
@@ -16,6 +16,8 @@ print(out_op._schema)
 print("  overloads of mm16:", torch.ops.course.mm16.overloads())
 out = out_op._schema.arguments[2]
 print(f"  argument {out.name!r}: keyword-only = {out.kwarg_only}, written in place = {out.alias_info.is_write}")
+
+
 def names(tags):
     return [tag.name for tag in tags]
 
@@ -32,7 +34,7 @@ with FakeTensorMode():
     print("under FakeTensorMode, mm16.out returns its out argument:", out_op(a, b, out=c) is c)
     try:
         torch.ops.untagged.mm16_out(a, b, out=c)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         print("under FakeTensorMode, untagged mm16_out:", f"{type(e).__name__}: {e}")
 # ... and torch.library's autograd registration refuses it; a keyword-only Tensor (bias) rules it out too
 for name, target in (("mm16.out", "course::mm16.out"), ("mm16_scaled", "course::mm16_scaled")):

@@ -12,8 +12,9 @@ a, b = torch.randn(5, 3, dtype=torch.float64), torch.randn(3, 4, dtype=torch.flo
 
 def opcheck():
     results = torch.library.opcheck(mm16, (a, b), raise_exception=False)
-    return {test: result if result == "SUCCESS" else f"FAILED ({type(result).__name__})"
-            for test, result in results.items()}
+    return {
+        test: result if result == "SUCCESS" else f"FAILED ({type(result).__name__})" for test, result in results.items()
+    }
 
 
 print("no fake kernel:", opcheck())

@@ -4,9 +4,10 @@
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-torch.ops.load_library("build/lib/solutions/01_custom_op/libscale_add.so")
 # chapter 1's pybind11 twin (build/twins, on PYTHONPATH): same computation, no dispatcher entry
 import course_pybind_twin
+
+torch.ops.load_library("build/lib/solutions/01_custom_op/libscale_add.so")
 
 x, y = torch.randn(7, 13), torch.randn(7, 13)
 with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -38,13 +38,14 @@ def guards_of(op, a, b):
 def data_dependent(op):
     def f(a, b, keep_a, keep_b):  # K of a and K of b: sizes known only once nonzero() has run (unbacked)
         return op(a[:, keep_a.nonzero().squeeze(1)], b[keep_b.nonzero().squeeze(1)])
+
     return f
 
 
 def outcome(call):
     try:
         return f"ran, output {tuple(call().shape)}"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return f"{type(e).__name__}: {str(e).splitlines()[0].split(' (unhinted')[0]}"
 
 

@@ -12,8 +12,7 @@ class OnCuda(unittest.TestCase):
         ...
 
     @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
-    def test_skips(self):
-        ...
+    def test_skips(self): ...
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ class ShowsG(torch.autograd.Function):
 a = torch.randn(3, 5, requires_grad=True)
 b = torch.randn(5, 4)
 w = torch.randn(4, 3)
-for what, loss in [("out.sum()", lambda out: out.sum()),
-                   ("(out.t() * w).sum()", lambda out: (out.t() * w).sum()),
-                   ("(out @ w).sum()", lambda out: (out @ w).sum())]:
+for what, loss in [
+    ("out.sum()", lambda out: out.sum()),
+    ("(out.t() * w).sum()", lambda out: (out.t() * w).sum()),
+    ("(out @ w).sum()", lambda out: (out @ w).sum()),
+]:
     print(what)
     loss(ShowsG.apply(a, b)).backward()

@@ -9,6 +9,7 @@ site/glossary and site/glossary_catches; also on its own: page_claims.py [check 
   solution..."); a sentence that says each (or every) chapter has hints, or a reference solution, is true of every
   chapter of the nav (its hints mark names an exercise whose exercise.json has hints).
 """
+
 import json
 import os
 import re
@@ -52,8 +53,12 @@ def _prose(text):
 
 def _pages(root):
     chapters = os.path.join(root, "chapters")
-    return sorted(os.path.join(d, n) for d, _, ns in os.walk(chapters) for n in ns
-                  if n.endswith(".md") and n != "abbreviations.md")
+    return sorted(
+        os.path.join(d, n)
+        for d, _, ns in os.walk(chapters)
+        for n in ns
+        if n.endswith(".md") and n != "abbreviations.md"
+    )
 
 
 def _after(raw, sentence, pattern):
@@ -90,49 +95,80 @@ def check(root=COURSE_ROOT):
             numbers = [int(n) for n in re.findall(r"\d+", m.group(0))]
             beyond = [n for n in numbers if n > last or n < 1]
             if beyond:
-                problems.append(f"{page}: '{m.group(0)}' names chapter {beyond[0]}, but mkdocs.yml's nav has chapters "
-                                f"1 to {last}")
+                problems.append(
+                    f"{page}: '{m.group(0)}' names chapter {beyond[0]}, but mkdocs.yml's nav has chapters 1 to {last}"
+                )
         for m in PROMISE.finditer(text):
-            problems.append(f"{page}: '{m.group(0).strip()}' promises a chapter that mkdocs.yml's nav does not have: "
-                            f"name one of chapters 1 to {last}, or say what the course does not cover yet")
+            problems.append(
+                f"{page}: '{m.group(0).strip()}' promises a chapter that mkdocs.yml's nav does not have: "
+                f"name one of chapters 1 to {last}, or say what the course does not cover yet"
+            )
         if os.path.relpath(path, os.path.join(root, "chapters")) == chapters[-1]:
             for m in NEXT.finditer(text):
                 problems.append(f"{page}: '{m.group(0)}' on the last chapter of mkdocs.yml's nav")
         for sentence in SENTENCE.findall(text):
             low = sentence.lower()
-            claims = [("hint", "the hints (a <!-- hints: EXERCISE --> mark)", HINTS_MARK),
-                      ("reference solution", 'a collapsed reference solution (??? success "Reference solution")',
-                       SOLUTION_BOX)]
+            claims = [
+                ("hint", "the hints (a <!-- hints: EXERCISE --> mark)", HINTS_MARK),
+                (
+                    "reference solution",
+                    'a collapsed reference solution (??? success "Reference solution")',
+                    SOLUTION_BOX,
+                ),
+            ]
             for word, what, pattern in claims:
                 if word not in low:
                     continue
                 if re.search(r"\bbelow\b", low) and not _after(raw, sentence.strip(), pattern):
-                    problems.append(f"{page}: '{sentence.strip()[:90]}' says {word}s are below, but {what} does "
-                                    "not follow on the page")
+                    problems.append(
+                        f"{page}: '{sentence.strip()[:90]}' says {word}s are below, but {what} does "
+                        "not follow on the page"
+                    )
                 if re.search(r"\b(each|every)\s+chapter\b", low):
-                    lacking = [c for c in chapters if not (_has_hints(root, raws[c]) if word == "hint"
-                                                           else SOLUTION_BOX.search(raws[c]))]
+                    lacking = [
+                        c
+                        for c in chapters
+                        if not (_has_hints(root, raws[c]) if word == "hint" else SOLUTION_BOX.search(raws[c]))
+                    ]
                     if lacking:
-                        problems.append(f"{page}: '{sentence.strip()[:90]}' says every chapter has {word}s, but "
-                                        f"{', '.join(lacking)} has none")
+                        problems.append(
+                            f"{page}: '{sentence.strip()[:90]}' says every chapter has {word}s, but "
+                            f"{', '.join(lacking)} has none"
+                        )
     return problems
 
 
 # (what is planted, file, old text, new text, what the report must contain); the first three are what the pages said
 # before the fix, as the issue found them
 PLANTED = [
-    ("a promise of a chapter the nav does not have", "chapters/04_cuda.md",
-     "## Registration", "The later chapter on a fast kernel measures both.\n\n## Registration",
-     ["chapters/04_cuda.md", "'The later chapter on a fast kernel measures both' promises a chapter"]),
-    ("a chapter named by a number beyond the nav", "chapters/03_cpu.md",
-     "## The contract", "Chapter 12 makes it fast.\n\n## The contract",
-     ["chapters/03_cpu.md", "names chapter 12, but mkdocs.yml's nav has chapters 1 to 9"]),
-    ("hints promised below on a page that has none", "chapters/index.md",
-     "## The chapters", "Each exercise section below has hints that open one at a time.\n\n## The chapters",
-     ["chapters/index.md", "says hints are below"]),
-    ("every chapter said to have hints, one without", "chapters/05_fake.md",
-     "<!-- hints: 05_fake -->", "",
-     ["chapters/index.md", "says every chapter has hints, but 05_fake.md has none"]),
+    (
+        "a promise of a chapter the nav does not have",
+        "chapters/04_cuda.md",
+        "## Registration",
+        "The later chapter on a fast kernel measures both.\n\n## Registration",
+        ["chapters/04_cuda.md", "'The later chapter on a fast kernel measures both' promises a chapter"],
+    ),
+    (
+        "a chapter named by a number beyond the nav",
+        "chapters/03_cpu.md",
+        "## The contract",
+        "Chapter 12 makes it fast.\n\n## The contract",
+        ["chapters/03_cpu.md", "names chapter 12, but mkdocs.yml's nav has chapters 1 to 9"],
+    ),
+    (
+        "hints promised below on a page that has none",
+        "chapters/index.md",
+        "## The chapters",
+        "Each exercise section below has hints that open one at a time.\n\n## The chapters",
+        ["chapters/index.md", "says hints are below"],
+    ),
+    (
+        "every chapter said to have hints, one without",
+        "chapters/05_fake.md",
+        "<!-- hints: 05_fake -->",
+        "",
+        ["chapters/index.md", "says every chapter has hints, but 05_fake.md has none"],
+    ),
 ]
 
 

@@ -1,14 +1,14 @@
 """Shared helpers of the site's tests: where the course is, how to build the site, what the chapters include (imported
 by the tests beside it: a script's own folder is where Python looks first)."""
+
 import os
 import re
 import shutil
 import subprocess
 import sys
+from opcourse.site.build_site import SITE_INPUTS  # what a copy of the course needs to build its site
 
 COURSE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-from opcourse.site.build_site import SITE_INPUTS  # what a copy of the course needs to build its site
 
 
 def copy_course(tmp):
@@ -38,8 +38,13 @@ def build_site(project_dir, site_dir):
     """Runs the site command of the course at project_dir (its opcourse/site/build_site.py: `mkdocs build --strict`,
     then KaTeX); returns (exit status, combined output). Run with -m from project_dir, which Python then searches
     first: a copy's own package builds the copy."""
-    proc = subprocess.run([sys.executable, "-m", "opcourse.site.build_site", "--site-dir", site_dir], cwd=project_dir,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "opcourse.site.build_site", "--site-dir", site_dir],
+        cwd=project_dir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 

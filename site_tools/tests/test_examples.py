@@ -4,6 +4,7 @@ shows after including it (the first ```text or ```console block after the includ
 shows the command, which must be the one run here, and may end with `$ echo $?` and the exit status.
 
 usage: test_examples.py BUILD_DIR"""
+
 import difflib
 import functools
 import os
@@ -44,51 +45,108 @@ class Example:
 
 
 EXAMPLES = [
-    Example("site_tools/examples/explain_scale_add.py", "chapters/01_custom_op.md",
-            ("python", "site_tools/examples/explain_scale_add.py"), env={"PYTHONPATH": "build/twins"}),
+    Example(
+        "site_tools/examples/explain_scale_add.py",
+        "chapters/01_custom_op.md",
+        ("python", "site_tools/examples/explain_scale_add.py"),
+        env={"PYTHONPATH": "build/twins"},
+    ),
     # TORCH_LOGS switches the graph-break log on; the script prints the records it kept (stdout), the log is stderr
-    Example("site_tools/examples/graph_breaks.py", "chapters/01_custom_op.md",
-            ("python", "site_tools/examples/graph_breaks.py"),
-            env={"TORCH_LOGS": "graph_breaks", "PYTHONPATH": "build/twins"}),
-    Example("site_tools/examples/inspect_schema.py", "chapters/02_schema.md",
-            ("python", "site_tools/examples/inspect_schema.py")),
-    Example("site_tools/examples/print_schema.cpp:inspect", "chapters/02_schema.md",
-            ("build/print_schema", "build/lib/solutions/02_schema/libmm16_schema.so")),
-    Example("site_tools/examples/contract_errors.py", "chapters/03_cpu.md",
-            ("python", "site_tools/examples/contract_errors.py")),
-    Example("site_tools/examples/check_family.py", "chapters/03_cpu.md",
-            ("python", "site_tools/examples/check_family.py")),
-    Example("site_tools/examples/fake_kernel_in_python.py", "chapters/05_fake.md",
-            ("python", "site_tools/examples/fake_kernel_in_python.py")),
-    Example("site_tools/examples/sym_check.py", "chapters/05_fake.md",
-            ("python", "site_tools/examples/sym_check.py")),
-    Example("site_tools/examples/python_module.py", "chapters/05_fake.md",
-            ("python", "site_tools/examples/python_module.py")),
-    Example("site_tools/examples/opcheck_fake_tests.py", "chapters/05_fake.md",
-            ("python", "site_tools/examples/opcheck_fake_tests.py")),
-    Example("site_tools/examples/backward_in_python.py", "chapters/06_autograd.md",
-            ("python", "site_tools/examples/backward_in_python.py")),
-    Example("site_tools/examples/autograd_both_paths.py", "chapters/06_autograd.md",
-            ("python", "site_tools/examples/autograd_both_paths.py")),
-    Example("site_tools/examples/gradcheck_negative_control.py", "chapters/06_autograd.md",
-            ("python", "site_tools/examples/gradcheck_negative_control.py")),
-    Example("site_tools/examples/upstream_gradient_views.py", "chapters/06_autograd.md",
-            ("python", "site_tools/examples/upstream_gradient_views.py")),
-    Example("site_tools/examples/opcheck_wrong_operator.py", "chapters/07_testing.md",
-            ("python", "site_tools/examples/opcheck_wrong_operator.py")),
+    Example(
+        "site_tools/examples/graph_breaks.py",
+        "chapters/01_custom_op.md",
+        ("python", "site_tools/examples/graph_breaks.py"),
+        env={"TORCH_LOGS": "graph_breaks", "PYTHONPATH": "build/twins"},
+    ),
+    Example(
+        "site_tools/examples/inspect_schema.py",
+        "chapters/02_schema.md",
+        ("python", "site_tools/examples/inspect_schema.py"),
+    ),
+    Example(
+        "site_tools/examples/print_schema.cpp:inspect",
+        "chapters/02_schema.md",
+        ("build/print_schema", "build/lib/solutions/02_schema/libmm16_schema.so"),
+    ),
+    Example(
+        "site_tools/examples/contract_errors.py",
+        "chapters/03_cpu.md",
+        ("python", "site_tools/examples/contract_errors.py"),
+    ),
+    Example(
+        "site_tools/examples/check_family.py", "chapters/03_cpu.md", ("python", "site_tools/examples/check_family.py")
+    ),
+    Example(
+        "site_tools/examples/fake_kernel_in_python.py",
+        "chapters/05_fake.md",
+        ("python", "site_tools/examples/fake_kernel_in_python.py"),
+    ),
+    Example("site_tools/examples/sym_check.py", "chapters/05_fake.md", ("python", "site_tools/examples/sym_check.py")),
+    Example(
+        "site_tools/examples/python_module.py",
+        "chapters/05_fake.md",
+        ("python", "site_tools/examples/python_module.py"),
+    ),
+    Example(
+        "site_tools/examples/opcheck_fake_tests.py",
+        "chapters/05_fake.md",
+        ("python", "site_tools/examples/opcheck_fake_tests.py"),
+    ),
+    Example(
+        "site_tools/examples/backward_in_python.py",
+        "chapters/06_autograd.md",
+        ("python", "site_tools/examples/backward_in_python.py"),
+    ),
+    Example(
+        "site_tools/examples/autograd_both_paths.py",
+        "chapters/06_autograd.md",
+        ("python", "site_tools/examples/autograd_both_paths.py"),
+    ),
+    Example(
+        "site_tools/examples/gradcheck_negative_control.py",
+        "chapters/06_autograd.md",
+        ("python", "site_tools/examples/gradcheck_negative_control.py"),
+    ),
+    Example(
+        "site_tools/examples/upstream_gradient_views.py",
+        "chapters/06_autograd.md",
+        ("python", "site_tools/examples/upstream_gradient_views.py"),
+    ),
+    Example(
+        "site_tools/examples/opcheck_wrong_operator.py",
+        "chapters/07_testing.md",
+        ("python", "site_tools/examples/opcheck_wrong_operator.py"),
+    ),
     # the planted library calls exit(1) in the middle of the test run: the status and the cut-off output are the point
-    Example("site_tools/examples/test_in_process.py", "chapters/07_testing.md",
-            ("python", "site_tools/examples/test_in_process.py", "-v"),
-            env={"MM16_LIBRARY": "build/harness_targets/exit_on_invalid/libmm16_autograd.so"},
-            status=1, stderr=True),
+    Example(
+        "site_tools/examples/test_in_process.py",
+        "chapters/07_testing.md",
+        ("python", "site_tools/examples/test_in_process.py", "-v"),
+        env={"MM16_LIBRARY": "build/harness_targets/exit_on_invalid/libmm16_autograd.so"},
+        status=1,
+        stderr=True,
+    ),
     # the chapter shows the run "on a machine without a GPU": hide any device, so a GPU machine prints the same
-    Example("site_tools/examples/test_split.py", "chapters/07_testing.md",
-            ("python", "site_tools/examples/test_split.py", "-v"), env={"CUDA_VISIBLE_DEVICES": ""},
-            stderr=True, normalise=("unittest_time",)),
-    Example("site_tools/examples/profile_mm16_cpu.py", "chapters/08_profiling.md",
-            ("python", "site_tools/examples/profile_mm16_cpu.py"), normalise=("timings",)),
-    Example("site_tools/examples/profile_op_and_twin.py", "chapters/08_profiling.md",
-            ("python", "site_tools/examples/profile_op_and_twin.py"), env={"PYTHONPATH": "build/twins"}),
+    Example(
+        "site_tools/examples/test_split.py",
+        "chapters/07_testing.md",
+        ("python", "site_tools/examples/test_split.py", "-v"),
+        env={"CUDA_VISIBLE_DEVICES": ""},
+        stderr=True,
+        normalise=("unittest_time",),
+    ),
+    Example(
+        "site_tools/examples/profile_mm16_cpu.py",
+        "chapters/08_profiling.md",
+        ("python", "site_tools/examples/profile_mm16_cpu.py"),
+        normalise=("timings",),
+    ),
+    Example(
+        "site_tools/examples/profile_op_and_twin.py",
+        "chapters/08_profiling.md",
+        ("python", "site_tools/examples/profile_op_and_twin.py"),
+        env={"PYTHONPATH": "build/twins"},
+    ),
 ]
 
 OUTPUT_FENCE = re.compile(r"^(\s*)```(text|console)\b")
@@ -103,10 +161,10 @@ def shown_block(lines, include):
         m = OUTPUT_FENCE.match(lines[i])
         if m:
             indent, block = m.group(1), []
-            for line in lines[i + 1:]:
+            for line in lines[i + 1 :]:
                 if line.rstrip() == indent + "```":
                     return m.group(2), block
-                block.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+                block.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             return None
     return None
 
@@ -155,11 +213,12 @@ def check(example, scratch):
     with open(os.path.join(COURSE_ROOT, example.chapter)) as f:
         lines = f.read().splitlines()
     if not any(line.strip() == f'--8<-- "{example.include}"' for line in lines):
-        return [f"{example.chapter} no longer includes --8<-- \"{example.include}\""], None
+        return [f'{example.chapter} no longer includes --8<-- "{example.include}"'], None
     shown = shown_block(lines, example.include)
     if shown is None:
-        return [f"{example.chapter} shows no ```text or ```console block of output after including "
-                f"{example.include}"], None
+        return [
+            f"{example.chapter} shows no ```text or ```console block of output after including {example.include}"
+        ], None
     kind, block = shown
     shown_status = None
     if kind == "console":
@@ -168,26 +227,39 @@ def check(example, scratch):
         if shown_command is None:
             problems.append(f"{example.chapter}: the ```console block after {example.include} shows no `$ ` command")
         elif shown_command != command:
-            problems.append(f"{example.chapter} shows the command\n    $ {shown_command}\n  but the example is run as\n"
-                            f"    $ {command}")
+            problems.append(
+                f"{example.chapter} shows the command\n    $ {shown_command}\n  but the example is run as\n"
+                f"    $ {command}"
+            )
         if shown_status is not None and shown_status != str(example.status):
-            problems.append(f"{example.chapter} shows exit status {shown_status} for {name}, "
-                            f"but this test expects {example.status}")
+            problems.append(
+                f"{example.chapter} shows exit status {shown_status} for {name}, but this test expects {example.status}"
+            )
     if example.needs_cuda and not cuda_available():
         return problems, "needs a CUDA device, and torch.cuda.is_available() is False here"
     argv = [sys.executable if example.command[0] == "python" else example.command[0]]
     argv += [os.path.join(COURSE_ROOT, a) if a.startswith("site_tools/") else a for a in example.command[1:]]
-    proc = subprocess.run(argv, cwd=scratch, env={**os.environ, **example.env}, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT if example.stderr else subprocess.PIPE, text=True, timeout=300)
+    proc = subprocess.run(
+        argv,
+        cwd=scratch,
+        env={**os.environ, **example.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if example.stderr else subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != example.status:
-        problems.append(f"{name} exited with status {proc.returncode}, expected {example.status}:\n"
-                        f"{(proc.stderr or proc.stdout)[-2000:]}")
+        problems.append(
+            f"{name} exited with status {proc.returncode}, expected {example.status}:\n"
+            f"{(proc.stderr or proc.stdout)[-2000:]}"
+        )
         return problems, None
     real = normalised(proc.stdout.splitlines(), example.normalise)
     expected = normalised(block, example.normalise)
     if real != expected:
-        diff = difflib.unified_diff(expected, real, f"{example.chapter} (shown after the include)",
-                                    f"{name} (printed now)", lineterm="", n=1)
+        diff = difflib.unified_diff(
+            expected, real, f"{example.chapter} (shown after the include)", f"{name} (printed now)", lineterm="", n=1
+        )
         how = f" (compared after the normalisers {', '.join(example.normalise)})" if example.normalise else ""
         problems.append(f"{name} no longer prints what {example.chapter} shows{how}:\n    " + "\n    ".join(diff))
     return problems, None
@@ -207,8 +279,10 @@ def unlisted_scripts(chapters=os.path.join(COURSE_ROOT, "chapters")):
             for line in f:
                 m = INCLUDED_SCRIPT.match(line)
                 if m and m.group(1) not in listed:
-                    problems.append(f"chapters/{name} includes {m.group(1)}, which this test does not run: add it to "
-                                    "EXAMPLES in site_tools/tests/test_examples.py, so the output shown is checked")
+                    problems.append(
+                        f"chapters/{name} includes {m.group(1)}, which this test does not run: add it to "
+                        "EXAMPLES in site_tools/tests/test_examples.py, so the output shown is checked"
+                    )
     return problems
 
 

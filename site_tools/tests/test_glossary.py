@@ -24,6 +24,7 @@ publish_refuses: opcourse/site/publish_check.py and the site command's publish m
   the default build; a page whose author and reviewer have signed (in a temporary copy) is no longer named.
 
 usage: test_glossary.py [check | catches | publish_refuses]"""
+
 import os
 import re
 import subprocess
@@ -104,7 +105,7 @@ def sections(body):
     h1 = re.search(r"^# (.+)$", body, re.M)
     if not h1:
         return None, [], []
-    rest = body[h1.end():]
+    rest = body[h1.end() :]
     parts = re.split(r"^## (.+)$", rest, flags=re.M)
     definition = [p for p in re.split(r"\n\s*\n", parts[0].strip()) if p.strip()]
     return h1.group(1).strip(), definition, [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts), 2)]
@@ -193,14 +194,19 @@ def check(root=COURSE_ROOT):
         # a run's rows rendered from its summary.json (```gpu-rows FOLDER, <!-- gpu-row|gpu-case|gpu-run: FOLDER ... -->)
         # (`newest`: each row from the newest run that logged it, which the build finds and names)
         for folders in re.findall(r"^```gpu-rows[ \t]+(\S+)|<!-- gpu-(?:row|case|run): (\S+) ", measured, re.M):
-            cited += [f"evidence/gpu/{folder}/summary.json" if folder != "newest" else "evidence/gpu"
-                      for folder in folders if folder]
+            cited += [
+                f"evidence/gpu/{folder}/summary.json" if folder != "newest" else "evidence/gpu"
+                for folder in folders
+                if folder
+            ]
         for path in cited:
             if not os.path.exists(os.path.join(root, path)):
                 problems.append(f"{page}: Measured cites {path}, which does not exist")
         if not cited and not NO_MEASUREMENT.search(measured):
-            problems.append(f"{page}: Measured cites no evidence/gpu/ file and does not say "
-                            "'No measurement of its own: see chapter N'")
+            problems.append(
+                f"{page}: Measured cites no evidence/gpu/ file and does not say "
+                "'No measurement of its own: see chapter N'"
+            )
         for label, target in list_links(sec.get("Related terms", "")):
             if target == os.path.basename(page):
                 problems.append(f"{page}: Related terms lists the page itself")
@@ -218,30 +224,39 @@ def check(root=COURSE_ROOT):
             with open(chapter, encoding="utf-8") as f:
                 ctext = f.read()
             if not mentions(ctext, [n for n in names if n]):
-                problems.append(f"{page}: 'Where you meet this' lists {crel}, which never mentions "
-                                f"{' or '.join(repr(n) for n in names if n)}")
+                problems.append(
+                    f"{page}: 'Where you meet this' lists {crel}, which never mentions "
+                    f"{' or '.join(repr(n) for n in names if n)}"
+                )
             elif page not in linked.get(crel, set()):
-                problems.append(f"{page}: 'Where you meet this' lists {crel}, which does not link the term's first "
-                                f"use to {os.path.basename(page)}")
+                problems.append(
+                    f"{page}: 'Where you meet this' lists {crel}, which does not link the term's first "
+                    f"use to {os.path.basename(page)}"
+                )
         # the reverse: a chapter that uses the term is listed (chapter 9 was thought to use "custom operator"; the
         # rule found chapters 3 to 7 using dispatcher, schema, fake tensor and profiler without being listed)
         listed = {os.path.normpath(os.path.join(os.path.dirname(full), t.split("#")[0])) for t in where}
-        for chapter in sorted(p for p in pages if os.path.dirname(p) == chapters_dir
-                              and os.path.basename(p) != "index.md"):
+        for chapter in sorted(
+            p for p in pages if os.path.dirname(p) == chapters_dir and os.path.basename(p) != "index.md"
+        ):
             if chapter in listed:
                 continue
             with open(chapter, encoding="utf-8") as f:
                 use = first_use(f.read(), names)
             if use:
-                problems.append(f"{page}: {rel(chapter)} uses the term (line {use[0]}: {use[1][:80]!r}) but "
-                                f"'Where you meet this' does not list it")
+                problems.append(
+                    f"{page}: {rel(chapter)} uses the term (line {use[0]}: {use[1][:80]!r}) but "
+                    f"'Where you meet this' does not list it"
+                )
         sources = [l for l in sec.get("Sources", "").split("\n- ") if l.strip()]
         if not sources:
             problems.append(f"{page}: Sources lists nothing")
         for s in sources:
             if "http" not in s or not CHECKED.search(re.sub(r"\s+", " ", s)):
-                problems.append(f"{page}: the source {s.strip()[:70]!r}... needs its address and "
-                                "'(checked YYYY-MM-DD against torch X.Y.Z)'")
+                problems.append(
+                    f"{page}: the source {s.strip()[:70]!r}... needs its address and "
+                    "'(checked YYYY-MM-DD against torch X.Y.Z)'"
+                )
         if page_meta.BYLINE_MARK not in sec.get("Byline", ""):
             problems.append(f"{page}: the Byline section lacks the {page_meta.BYLINE_MARK} mark it is rendered at")
         if not any(n.lower() in abbrs for n in names if n):
@@ -258,43 +273,85 @@ def main_check():
     problems += page_claims.check()
     for p in problems:
         print("FAIL:", p)
-    print(f"site/glossary: {n} term pages, their links from the chapters and their front matter, and the pages' "
-          f"claims about chapters and hints checked, {len(problems)} problem(s)")
+    print(
+        f"site/glossary: {n} term pages, their links from the chapters and their front matter, and the pages' "
+        f"claims about chapters and hints checked, {len(problems)} problem(s)"
+    )
     return 1 if problems else 0
 
 
 # (what is planted, file, old text, new text, what the report must contain)
 PLANTED = [
-    ("a dangling term link in a chapter", "chapters/01_custom_op.md",
-     "# 1. What a custom operator is\n", "# 1. What a custom operator is\n\nSee [the table](glossary/no-such-term.md).\n",
-     ["chapters/01_custom_op.md", "glossary/no-such-term.md", "no glossary page"]),
-    ("a 'Where you meet this' chapter that never uses the term", "chapters/glossary/negative-control.md",
-     "## Sources", "- [Chapter 9, Portability](../09_portability.md): not there.\n\n## Sources",
-     ["negative-control.md", "chapters/09_portability.md", "never mentions"]),
-    ("a chapter listed under 'Where you meet this' that does not link the term", "chapters/06_autograd.md",
-     "[negative control](glossary/negative-control.md)", "negative control",
-     ["negative-control.md", "chapters/06_autograd.md", "does not link"]),
-    ("a chapter that uses the term, missing from 'Where you meet this'", "chapters/glossary/cuda-stream.md",
-     "- [Chapter 4, The CUDA kernel](../04_cuda.md)", "- (chapter 4 left out)",
-     ["cuda-stream.md", "chapters/04_cuda.md uses the term", "does not list it"]),
-    ("a section of the seed renamed", "chapters/glossary/opcheck.md",
-     "## Why it matters", "## Why this matters",
-     ["opcheck.md", "not the seed's sections in order"]),
-    ("two sections out of order (Sources before Where you meet this)", "chapters/glossary/opcheck.md",
-     "## Where you meet this", "## Sources\n\n- moved up\n\n## Where you meet this",
-     ["opcheck.md", "not the seed's sections in order"]),
-    ("a Measured section citing a log that does not exist", "chapters/glossary/gencode.md",
-     "`evidence/gpu/README.md` records it", "`evidence/gpu/no-such.log` records it",
-     ["gencode.md", "no-such.log", "does not exist"]),
-    ("a Measured section quoting a run that does not exist", "chapters/glossary/gencode.md",
-     "<!-- gpu-case: 2026-12-02-arch-list-9.0a ", "<!-- gpu-case: 2026-12-02-no-such-run ",
-     ["gencode.md", "2026-12-02-no-such-run/summary.json", "does not exist"]),
-    ("front matter with a bad field value", "chapters/glossary/dispatcher.md",
-     "reviewers: pending\n", "reviewers: pendng\n",
-     ["chapters/glossary/dispatcher.md", "'reviewers'"]),
-    ("front matter with a field the schema does not know", "chapters/glossary/schema.md",
-     "written_on: pending\n", "written_on: pending\nreviewed: yes\n",
-     ["chapters/glossary/schema.md", "'reviewed'"]),
+    (
+        "a dangling term link in a chapter",
+        "chapters/01_custom_op.md",
+        "# 1. What a custom operator is\n",
+        "# 1. What a custom operator is\n\nSee [the table](glossary/no-such-term.md).\n",
+        ["chapters/01_custom_op.md", "glossary/no-such-term.md", "no glossary page"],
+    ),
+    (
+        "a 'Where you meet this' chapter that never uses the term",
+        "chapters/glossary/negative-control.md",
+        "## Sources",
+        "- [Chapter 9, Portability](../09_portability.md): not there.\n\n## Sources",
+        ["negative-control.md", "chapters/09_portability.md", "never mentions"],
+    ),
+    (
+        "a chapter listed under 'Where you meet this' that does not link the term",
+        "chapters/06_autograd.md",
+        "[negative control](glossary/negative-control.md)",
+        "negative control",
+        ["negative-control.md", "chapters/06_autograd.md", "does not link"],
+    ),
+    (
+        "a chapter that uses the term, missing from 'Where you meet this'",
+        "chapters/glossary/cuda-stream.md",
+        "- [Chapter 4, The CUDA kernel](../04_cuda.md)",
+        "- (chapter 4 left out)",
+        ["cuda-stream.md", "chapters/04_cuda.md uses the term", "does not list it"],
+    ),
+    (
+        "a section of the seed renamed",
+        "chapters/glossary/opcheck.md",
+        "## Why it matters",
+        "## Why this matters",
+        ["opcheck.md", "not the seed's sections in order"],
+    ),
+    (
+        "two sections out of order (Sources before Where you meet this)",
+        "chapters/glossary/opcheck.md",
+        "## Where you meet this",
+        "## Sources\n\n- moved up\n\n## Where you meet this",
+        ["opcheck.md", "not the seed's sections in order"],
+    ),
+    (
+        "a Measured section citing a log that does not exist",
+        "chapters/glossary/gencode.md",
+        "`evidence/gpu/README.md` records it",
+        "`evidence/gpu/no-such.log` records it",
+        ["gencode.md", "no-such.log", "does not exist"],
+    ),
+    (
+        "a Measured section quoting a run that does not exist",
+        "chapters/glossary/gencode.md",
+        "<!-- gpu-case: 2026-12-02-arch-list-9.0a ",
+        "<!-- gpu-case: 2026-12-02-no-such-run ",
+        ["gencode.md", "2026-12-02-no-such-run/summary.json", "does not exist"],
+    ),
+    (
+        "front matter with a bad field value",
+        "chapters/glossary/dispatcher.md",
+        "reviewers: pending\n",
+        "reviewers: pendng\n",
+        ["chapters/glossary/dispatcher.md", "'reviewers'"],
+    ),
+    (
+        "front matter with a field the schema does not know",
+        "chapters/glossary/schema.md",
+        "written_on: pending\n",
+        "written_on: pending\nreviewed: yes\n",
+        ["chapters/glossary/schema.md", "'reviewed'"],
+    ),
 ]
 
 
@@ -325,8 +382,9 @@ def main_catches():
                 # the same breakage stops the strict build, naming the page and what is wrong
                 status, output = build_site(tmp, os.path.join(tmp, "site"))
                 if status == 0 or not all(e in output for e in stops):
-                    missed.append(f"the strict build did not stop on {what}, saying {stops} "
-                                  f"(exit {status}):\n{output[-2000:]}")
+                    missed.append(
+                        f"the strict build did not stop on {what}, saying {stops} (exit {status}):\n{output[-2000:]}"
+                    )
                 else:
                     line = next(l for l in output.splitlines() if stops[-1] in l)
                     print(f"caught by the strict build too: {what}: {line.strip()}")
@@ -337,14 +395,20 @@ def main_catches():
     missed += page_claims.catches()
     for m in missed:
         print("FAIL:", m)
-    print(f"site/glossary_catches: {len(PLANTED) + len(page_claims.PLANTED)} planted breakages, {len(missed)} "
-          "problem(s)")
+    print(
+        f"site/glossary_catches: {len(PLANTED) + len(page_claims.PLANTED)} planted breakages, {len(missed)} problem(s)"
+    )
     return 1 if missed else 0
 
 
 def run_publish_check(root):
-    proc = subprocess.run([sys.executable, "-m", "opcourse.site.publish_check", "--root", root], cwd=COURSE_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "opcourse.site.publish_check", "--root", root],
+        cwd=COURSE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -358,14 +422,24 @@ def main_publish_refuses():
         problems.append("publish_check.py's refusal does not name a pending page and its reason")
     # the site command's publish mode: refused the same way, and nothing built
     with tempfile.TemporaryDirectory() as site:
-        proc = subprocess.run([sys.executable, "-m", "opcourse.site.build_site", "--publish",
-                               "--site-dir", site], cwd=COURSE_ROOT, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "opcourse.site.build_site", "--publish", "--site-dir", site],
+            cwd=COURSE_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         out = proc.stdout + proc.stderr
         print(out.splitlines()[0] if out else "")
-        if proc.returncode != 1 or "chapters/04_cuda.md: reviewers: pending" not in out \
-                or os.path.exists(os.path.join(site, "index.html")):
-            problems.append(f"build_site.py --publish must refuse (exit 1, naming the pages, nothing built); exit "
-                            f"{proc.returncode}:\n{out[-2000:]}")
+        if (
+            proc.returncode != 1
+            or "chapters/04_cuda.md: reviewers: pending" not in out
+            or os.path.exists(os.path.join(site, "index.html"))
+        ):
+            problems.append(
+                f"build_site.py --publish must refuse (exit 1, naming the pages, nothing built); exit "
+                f"{proc.returncode}:\n{out[-2000:]}"
+            )
     with tempfile.TemporaryDirectory() as tmp:
         copy_course(tmp)
         # a page without front matter has no review state: the default build stops, naming it
@@ -375,14 +449,18 @@ def main_publish_refuses():
             f.write(text.split("---\n", 2)[2])
         status, output = build_site(tmp, os.path.join(tmp, "site"))
         if status == 0 or "chapters/03_cpu.md: every page needs front matter" not in output:
-            problems.append(f"a chapter without front matter must stop the build, naming it (exit {status}):\n"
-                            f"{output[-2000:]}")
+            problems.append(
+                f"a chapter without front matter must stop the build, naming it (exit {status}):\n{output[-2000:]}"
+            )
     with tempfile.TemporaryDirectory() as tmp:
         copy_course(tmp)
         # a placeholder signature, only in this temporary copy: the signed page must drop out of the refusal
-        plant(tmp, "chapters/glossary/opcheck.md",
-              "authors: pending\nreviewers: pending\nwritten_on: pending\nlast_checked_on: pending\n",
-              "authors: [an author]\nreviewers: [a reviewer]\nwritten_on: 2026-12-04\nlast_checked_on: 2026-12-04\n")
+        plant(
+            tmp,
+            "chapters/glossary/opcheck.md",
+            "authors: pending\nreviewers: pending\nwritten_on: pending\nlast_checked_on: pending\n",
+            "authors: [an author]\nreviewers: [a reviewer]\nwritten_on: 2026-12-04\nlast_checked_on: 2026-12-04\n",
+        )
         status, output = run_publish_check(tmp)
         if "chapters/glossary/opcheck.md" in output:
             problems.append(f"a signed page is still refused:\n{output}")

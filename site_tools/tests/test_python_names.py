@@ -24,6 +24,7 @@ does not report it.
 usage: test_python_names.py [CHAPTER.md ...]     (default: every chapter)
        test_python_names.py --catches              each wrong name of CATCHES, planted in a scratch chapter, fails it
 """
+
 import importlib
 import os
 import re
@@ -132,18 +133,24 @@ def resolve_name(dotted):
         obj = importlib.import_module(parts[0])
     except Exception as e:  # noqa: BLE001
         return f"import {parts[0]} raised {type(e).__name__}: {e}"
-    if parts[:2] == ["torch", "ops"] and len(parts) > 2 and parts[2] not in BUILTIN_OP_NAMESPACES \
-            and not hasattr(type(obj.ops), parts[2]):
+    if (
+        parts[:2] == ["torch", "ops"]
+        and len(parts) > 2
+        and parts[2] not in BUILTIN_OP_NAMESPACES
+        and not hasattr(type(obj.ops), parts[2])
+    ):
         # torch.ops makes a namespace object for any name it is asked for, so getattr cannot fail here
-        return (f"torch.ops.{parts[2]} is neither an attribute of torch.ops nor an operator namespace of PyTorch "
-                f"({', '.join(BUILTIN_OP_NAMESPACES)}) or of the course ({', '.join(sorted(COURSE_NAMESPACES))})")
+        return (
+            f"torch.ops.{parts[2]} is neither an attribute of torch.ops nor an operator namespace of PyTorch "
+            f"({', '.join(BUILTIN_OP_NAMESPACES)}) or of the course ({', '.join(sorted(COURSE_NAMESPACES))})"
+        )
     for i, attr in enumerate(parts[1:], 1):
         try:
             obj = getattr(obj, attr)
         except AttributeError as e:
             return f"{'.'.join(parts[:i])} is {describe(obj)}: AttributeError: {e}"
         except Exception as e:  # noqa: BLE001
-            return f"{'.'.join(parts[:i + 1])} raised {type(e).__name__}: {e}"
+            return f"{'.'.join(parts[: i + 1])} raised {type(e).__name__}: {e}"
     return None
 
 
@@ -200,8 +207,10 @@ def check_chapter(path):
             checked += 1
             if kind == "name" and what in declared_failing:
                 if why is None:
-                    problems.append(f"{rel}:{no}: `{shown}` is declared to fail (python-name-fails), but it "
-                                    f"resolves under torch {torch_version()}")
+                    problems.append(
+                        f"{rel}:{no}: `{shown}` is declared to fail (python-name-fails), but it "
+                        f"resolves under torch {torch_version()}"
+                    )
                 continue
             if why is not None:
                 problems.append(f"{rel}:{no}: `{shown}` does not resolve under torch {torch_version()}: {why}")
@@ -220,16 +229,22 @@ def torch_version():
 # The test catches what it exists for: each of these, written in a chapter, must be reported (and name what it found).
 CATCHES = [
     # chapter 6 once wrote this: torch.autograd.gradcheck is the function, so the attribute lookup fails
-    ("Catch `torch.autograd.gradcheck.GradcheckError` when the check fails.\n",
-     "`torch.autograd.gradcheck.GradcheckError` does not resolve"),
-    ("```python\nfrom torch.autograd import GradcheckError\n```\n",
-     "`from torch.autograd import GradcheckError` does not resolve"),
+    (
+        "Catch `torch.autograd.gradcheck.GradcheckError` when the check fails.\n",
+        "`torch.autograd.gradcheck.GradcheckError` does not resolve",
+    ),
+    (
+        "```python\nfrom torch.autograd import GradcheckError\n```\n",
+        "`from torch.autograd import GradcheckError` does not resolve",
+    ),
     ("| `torch.library.register_fakes` | a typo in a table |\n", "`torch.library.register_fakes` does not resolve"),
     ("Read the tags with `torch.ops.aten.mm.out.tag`.\n", "`torch.ops.aten.mm.out.tag` does not resolve"),
     ("Load it with `torch.ops.load_libary(path)`.\n", "`torch.ops.load_libary` does not resolve"),
     # a name declared to fail must really fail
-    ("<!-- python-name-fails: torch.autograd.gradcheck -->\n`torch.autograd.gradcheck`\n",
-     "`torch.autograd.gradcheck` is declared to fail"),
+    (
+        "<!-- python-name-fails: torch.autograd.gradcheck -->\n`torch.autograd.gradcheck`\n",
+        "`torch.autograd.gradcheck` is declared to fail",
+    ),
 ]
 
 
@@ -239,6 +254,7 @@ def catches(scratch_dir):
 
     missed = []
     with tempfile.TemporaryDirectory(dir=scratch_dir) as tmp:
+
         def run(text):
             path = os.path.join(tmp, "chapter.md")
             with open(path, "w") as f:
@@ -248,18 +264,19 @@ def catches(scratch_dir):
         for text, expected in CATCHES:
             found = run(text)
             if not any(expected in p for p in found):
-                missed.append(f"not caught: {text.strip()!r} (expected a problem containing {expected!r}, "
-                              f"got {found})")
+                missed.append(f"not caught: {text.strip()!r} (expected a problem containing {expected!r}, got {found})")
             else:
                 print(f"caught: {text.strip()!r}")
         # and the right forms, in prose, a ```python block and a declared failure, pass
-        right = ("`from torch.autograd.gradcheck import GradcheckError`, `torch.Tag.out`, "
-                 "`torch.ops.aten.mm.out.tags`, `torch.ops.course.mm16` (a course operator: not checked)\n"
-                 "```python\nimport torch.utils.cpp_extension\nx = torch.library.opcheck\n```\n"
-                 "<!-- python-name-fails: torch.autograd.gradcheck.GradcheckError -->\n"
-                 "`except torch.autograd.gradcheck.GradcheckError` fails.\n"
-                 '<div class="grader-output" markdown>\n`torch.not_a_name` in a transcript\n</div>\n'
-                 "```text\nAttributeError: torch.printed.output\n```\n")
+        right = (
+            "`from torch.autograd.gradcheck import GradcheckError`, `torch.Tag.out`, "
+            "`torch.ops.aten.mm.out.tags`, `torch.ops.course.mm16` (a course operator: not checked)\n"
+            "```python\nimport torch.utils.cpp_extension\nx = torch.library.opcheck\n```\n"
+            "<!-- python-name-fails: torch.autograd.gradcheck.GradcheckError -->\n"
+            "`except torch.autograd.gradcheck.GradcheckError` fails.\n"
+            '<div class="grader-output" markdown>\n`torch.not_a_name` in a transcript\n</div>\n'
+            "```text\nAttributeError: torch.printed.output\n```\n"
+        )
         found = run(right)
         if found:
             missed.append(f"the right forms were reported: {found}")
@@ -280,8 +297,10 @@ def main(argv):
         checked += n
     for p in problems:
         print("FAIL:", p)
-    print(f"site/python_names: {checked} Python names in {len(paths)} chapter(s) checked against torch "
-          f"{torch_version()}, {len(problems)} problem(s)")
+    print(
+        f"site/python_names: {checked} Python names in {len(paths)} chapter(s) checked against torch "
+        f"{torch_version()}, {len(problems)} problem(s)"
+    )
     return 1 if problems else 0
 
 

@@ -10,6 +10,7 @@ term's page (mkdocs.yml: use_directory_urls: false and Material's offline plugin
 
 usage: test_site_browser.py SITE_DIR SCREENSHOT_DIR
 Exit 77 (ctest: skipped) only when Chromium or its driver is not installed, and it says so loudly."""
+
 import functools
 import http.server
 import json
@@ -53,10 +54,21 @@ def make_driver(chromium, chromedriver):
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1600,1000", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-default-apps", "--disable-extensions", "--no-first-run",
-                 "--disable-features=Translate,OptimizationHints,MediaRouter", "--hide-scrollbars"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1600,1000",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--no-first-run",
+        "--disable-features=Translate,OptimizationHints,MediaRouter",
+        "--hide-scrollbars",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     return webdriver.Chrome(service=Service(executable_path=chromedriver), options=opts)
@@ -129,8 +141,10 @@ def check_page(driver, base, page, problems):
     if stats["code"] and not stats["copy"]:
         problems.append(f"{name}: code blocks have no copy button")
     if stats["math"] != stats["katex"] or stats["katex_errors"]:
-        problems.append(f"{name}: math not rendered: {stats['math']} formula(s), {stats['katex']} rendered, "
-                        f"{stats['katex_errors']} KaTeX error(s); raw: {stats['raw_tex']}")
+        problems.append(
+            f"{name}: math not rendered: {stats['math']} formula(s), {stats['katex']} rendered, "
+            f"{stats['katex_errors']} KaTeX error(s); raw: {stats['raw_tex']}"
+        )
     if stats["empty_diagrams"]:
         problems.append(f"{name}: {stats['empty_diagrams']} diagram(s) without rendered nodes")
     if stats["snippet_errors"]:
@@ -149,19 +163,27 @@ def check_search(driver, base, problems):
     if not box.is_displayed():  # narrow layouts hide the box behind the magnifier button
         driver.find_element(By.CSS_SELECTOR, "label.md-header__button[for='__search']").click()
     box.click()
-    wait_for(driver, "return document.activeElement && document.activeElement.classList.contains('md-search__input')",
-             what="the search box to take focus")
+    wait_for(
+        driver,
+        "return document.activeElement && document.activeElement.classList.contains('md-search__input')",
+        what="the search box to take focus",
+    )
     box.send_keys("TORCH_LIBRARY")
     try:
-        wait_for(driver, "return document.querySelectorAll('.md-search-result__item').length > 0", timeout=20,
-                 what="search results")
+        wait_for(
+            driver,
+            "return document.querySelectorAll('.md-search-result__item').length > 0",
+            timeout=20,
+            what="search results",
+        )
     except AssertionError:
         meta = driver.execute_script("return (document.querySelector('.md-search-result__meta')||{}).textContent")
         problems.append(f"search: typing TORCH_LIBRARY gave no results (the result line says {meta!r})")
         return 0
     n = driver.execute_script("return document.querySelectorAll('.md-search-result__item').length")
     links = driver.execute_script(
-        "return Array.from(document.querySelectorAll('.md-search-result__item a')).map(a => a.href)")
+        "return Array.from(document.querySelectorAll('.md-search-result__item a')).map(a => a.href)"
+    )
     if not any("01_custom_op" in h or "02_schema" in h for h in links):
         problems.append(f"search: no result links to a chapter: {links[:5]}")
     return n
@@ -181,7 +203,8 @@ def check_tooltip(driver, base, shots, problems):
         return None
     term = terms[0]
     definition = driver.execute_script(
-        "return arguments[0].getAttribute('title') || arguments[0].dataset.mdTitle || ''", term)
+        "return arguments[0].getAttribute('title') || arguments[0].dataset.mdTitle || ''", term
+    )
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", term)
     time.sleep(0.3)
     ActionChains(driver).move_to_element(term).perform()
@@ -190,15 +213,19 @@ def check_tooltip(driver, base, shots, problems):
         time.sleep(0.15)
         shown = driver.execute_script(
             "const t = document.querySelector('.md-tooltip--active, .md-tooltip2--active');"
-            "return t && t.offsetParent !== null ? t.innerText : ''")
+            "return t && t.offsetParent !== null ? t.innerText : ''"
+        )
         if shown:
             break
     if not shown:
-        problems.append(f"{TOOLTIP_PAGE}: hovering '{term.text}' showed no tooltip in the page "
-                        "(Material's content.tooltips feature)")
+        problems.append(
+            f"{TOOLTIP_PAGE}: hovering '{term.text}' showed no tooltip in the page "
+            "(Material's content.tooltips feature)"
+        )
     elif definition and definition.split(" (glossary")[0] not in shown:
-        problems.append(f"{TOOLTIP_PAGE}: the tooltip of '{term.text}' says {shown!r}, not its definition "
-                        f"{definition!r}")
+        problems.append(
+            f"{TOOLTIP_PAGE}: the tooltip of '{term.text}' says {shown!r}, not its definition {definition!r}"
+        )
     path = os.path.join(shots, "05_fake-tooltip.png")
     driver.save_screenshot(path)
     print(f"tooltip: '{term.text}' -> {shown!r}")
@@ -217,45 +244,63 @@ def check_from_disk(driver, site_dir, shots, problems):
     home = pathlib.Path(site_dir, "index.html").as_uri()
     driver.get(home)
     wait_for(driver, "return document.readyState === 'complete'", what=f"{home} to load")
-    links = [a for a in driver.find_elements(By.CSS_SELECTOR, f".md-nav a.md-nav__link[href$='{FILE_NAV_TARGET}']")
-             if a.is_displayed()]
+    links = [
+        a
+        for a in driver.find_elements(By.CSS_SELECTOR, f".md-nav a.md-nav__link[href$='{FILE_NAV_TARGET}']")
+        if a.is_displayed()
+    ]
     if not links:
         problems.append(f"file://: the home page's navigation shows no link to {FILE_NAV_TARGET}")
         return None
     href = links[0].get_attribute("href")
     links[0].click()
     try:
-        wait_for(driver, f"return location.href.endsWith('{FILE_NAV_TARGET}') && document.readyState === 'complete'",
-                 what=f"the navigation link {href} to open")
+        wait_for(
+            driver,
+            f"return location.href.endsWith('{FILE_NAV_TARGET}') && document.readyState === 'complete'",
+            what=f"the navigation link {href} to open",
+        )
         title = driver.execute_script("return (document.querySelector('.md-content h1') || {}).textContent || ''")
         if FILE_NAV_TITLE not in title:
-            problems.append(f"file://: following the navigation to {href} shows {title!r}, not the chapter "
-                            f"({FILE_NAV_TITLE!r}): a link that names a folder opens a file listing from disk")
+            problems.append(
+                f"file://: following the navigation to {href} shows {title!r}, not the chapter "
+                f"({FILE_NAV_TITLE!r}): a link that names a folder opens a file listing from disk"
+            )
     except AssertionError:
-        problems.append(f"file://: clicking the navigation link {href} did not open it (the page is still "
-                        f"{driver.current_url})")
+        problems.append(
+            f"file://: clicking the navigation link {href} did not open it (the page is still {driver.current_url})"
+        )
         return None
 
     box = driver.find_element(By.CSS_SELECTOR, "input.md-search__input")
     if not box.is_displayed():
         button = driver.find_element(By.CSS_SELECTOR, "label.md-header__button[for='__search']")
         if not button.is_displayed():  # Material hides search when its worker cannot start
-            problems.append("file://: the page opened from disk shows no search box (Material hides it when its "
-                            "search worker cannot start)")
+            problems.append(
+                "file://: the page opened from disk shows no search box (Material hides it when its "
+                "search worker cannot start)"
+            )
             return None
         button.click()
     box.click()
     box.send_keys(FILE_SEARCH_TERM)
     try:
-        wait_for(driver, "return Array.from(document.querySelectorAll('.md-search-result__item a'))"
-                         f".some(a => a.href.includes('{FILE_SEARCH_PAGE}'))", timeout=20,
-                 what=f"a search result linking {FILE_SEARCH_PAGE}")
+        wait_for(
+            driver,
+            "return Array.from(document.querySelectorAll('.md-search-result__item a'))"
+            f".some(a => a.href.includes('{FILE_SEARCH_PAGE}'))",
+            timeout=20,
+            what=f"a search result linking {FILE_SEARCH_PAGE}",
+        )
     except AssertionError:
         meta = driver.execute_script("return (document.querySelector('.md-search-result__meta')||{}).textContent")
         links = driver.execute_script(
-            "return Array.from(document.querySelectorAll('.md-search-result__item a')).map(a => a.href)")
-        problems.append(f"file://: searching {FILE_SEARCH_TERM!r} does not list {FILE_SEARCH_PAGE} (the result line "
-                        f"says {meta!r}; results: {links[:5]}): search does not work opened from disk")
+            "return Array.from(document.querySelectorAll('.md-search-result__item a')).map(a => a.href)"
+        )
+        problems.append(
+            f"file://: searching {FILE_SEARCH_TERM!r} does not list {FILE_SEARCH_PAGE} (the result line "
+            f"says {meta!r}; results: {links[:5]}): search does not work opened from disk"
+        )
     path = os.path.join(shots, "file-search.png")
     driver.save_screenshot(path)
     for entry in driver.get_log("browser"):
@@ -264,8 +309,11 @@ def check_from_disk(driver, site_dir, shots, problems):
     remote = [u for u in requests_seen(driver) if u.startswith(("http:", "https:", "ws:", "wss:"))]
     if remote:
         problems.append(f"file://: the site opened from disk asked a server for {sorted(set(remote))[:10]}")
-    print(f"file://: {home} -> {href} ({FILE_NAV_TITLE!r}); search {FILE_SEARCH_TERM!r} lists {FILE_SEARCH_PAGE}"
-          if not any(p.startswith("file://") for p in problems) else "file://: see the problems below")
+    print(
+        f"file://: {home} -> {href} ({FILE_NAV_TITLE!r}); search {FILE_SEARCH_TERM!r} lists {FILE_SEARCH_PAGE}"
+        if not any(p.startswith("file://") for p in problems)
+        else "file://: see the problems below"
+    )
     return path
 
 
@@ -277,8 +325,11 @@ def set_scheme(driver, scheme):
         current = driver.execute_script("return document.body.getAttribute('data-md-color-scheme')")
         if current == scheme:
             return
-        labels = [l for l in driver.find_elements(By.CSS_SELECTOR, "form[data-md-component=palette] label")
-                  if l.is_displayed()]
+        labels = [
+            l
+            for l in driver.find_elements(By.CSS_SELECTOR, "form[data-md-component=palette] label")
+            if l.is_displayed()
+        ]
         if not labels:
             raise AssertionError("no visible light/dark toggle")
         labels[0].click()
@@ -291,8 +342,10 @@ def main():
     chromium, chromedriver = first_existing(CHROMIUM), first_existing(DRIVER)
     if not chromium or not chromedriver:
         print("#" * 78)
-        print("SKIPPED: the site's browser test needs Chromium and its driver, and "
-              f"{'chromium' if not chromium else 'chromedriver'} is not installed.")
+        print(
+            "SKIPPED: the site's browser test needs Chromium and its driver, and "
+            f"{'chromium' if not chromium else 'chromedriver'} is not installed."
+        )
         print("Install them with: apt-get install chromium chromium-driver (tools/setup.sh does, as root).")
         print("#" * 78)
         return 77
@@ -317,8 +370,9 @@ def main():
         results = check_search(driver, base, problems)
         missing = [p for p in SCREENSHOT_PAGES + [TOOLTIP_PAGE] if p not in all_pages]
         if missing:  # e.g. NAME/index.html: a site built with directory URLs, which file:// links do not open
-            problems.append(f"the site has no {', '.join(missing)} (pages are NAME.html: mkdocs.yml's "
-                            "use_directory_urls: false)")
+            problems.append(
+                f"the site has no {', '.join(missing)} (pages are NAME.html: mkdocs.yml's use_directory_urls: false)"
+            )
 
         os.makedirs(shots, exist_ok=True)
         saved = []
@@ -329,7 +383,7 @@ def main():
             for scheme, label in (("default", "light"), ("slate", "dark")):
                 set_scheme(driver, scheme)
                 time.sleep(0.5)
-                path = os.path.join(shots, f"{page[:-len('.html')].replace('/', '-')}-{label}.png")
+                path = os.path.join(shots, f"{page[: -len('.html')].replace('/', '-')}-{label}.png")
                 driver.save_screenshot(path)
                 saved.append(path)
         set_scheme(driver, "default")
@@ -339,14 +393,19 @@ def main():
             saved.append(tooltip_shot)
 
         seen = requests_seen(driver)
-        outside = [u for u in seen if not (
-            urllib.parse.urlparse(u).hostname == "127.0.0.1" or u.startswith(("data:", "blob:", "about:")))]
+        outside = [
+            u
+            for u in seen
+            if not (urllib.parse.urlparse(u).hostname == "127.0.0.1" or u.startswith(("data:", "blob:", "about:")))
+        ]
         if outside:
             problems.append(f"requests left 127.0.0.1: {sorted(set(outside))[:10]}")
         local = [u for u in seen if urllib.parse.urlparse(u).hostname == "127.0.0.1"]
         if not any("/assets/katex/fonts/" in u for u in local) or not any("search" in u for u in local):
-            problems.append(f"the network log missed the KaTeX fonts or the search index ({len(local)} local "
-                            "requests seen): the check of outside requests proves nothing")
+            problems.append(
+                f"the network log missed the KaTeX fonts or the search index ({len(local)} local "
+                "requests seen): the check of outside requests proves nothing"
+            )
         file_shot = check_from_disk(driver, site_dir, shots, problems)
         if file_shot:
             saved.append(file_shot)
@@ -355,8 +414,10 @@ def main():
         server.shutdown()
     for p in problems:
         print("FAIL:", p)
-    print(f"site/browser: {len(all_pages)} pages, {totals['code']} code blocks, {totals['math']} formulas, "
-          f"{totals['diagrams']} diagrams, {results} search results; screenshots: {', '.join(saved)}")
+    print(
+        f"site/browser: {len(all_pages)} pages, {totals['code']} code blocks, {totals['math']} formulas, "
+        f"{totals['diagrams']} diagrams, {results} search results; screenshots: {', '.join(saved)}"
+    )
     print(f"network: {len(seen)} requests, all to 127.0.0.1" if not outside else "network: see above")
     print(f"{len(problems)} problem(s)")
     return 1 if problems else 0

@@ -6,6 +6,7 @@ printed under "What to fix" is the one in exercise.json. A transcript pasted onc
 renamed, re-weighted or re-hinted would teach the wrong thing; this test makes that a failure.
 
 usage: test_transcripts.py"""
+
 import json
 import os
 import re
@@ -31,7 +32,7 @@ def transcripts(text):
         m = GRADE.match(line)
         if m:
             end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
-            out.append((i + 1, m.group(1), lines[i + 1:end]))
+            out.append((i + 1, m.group(1), lines[i + 1 : end]))
     return out
 
 
@@ -65,8 +66,10 @@ def check(chapter, lineno, exercise, lines, problems):
         pts = c.get("points", 1)
         wanted = "SKIPPED" if c.get("cuda") else "FAIL" if cid in stub_fails else "PASS"
         if result != wanted:
-            problems.append(f"{where}: row {cid} shows {result}; without a GPU the stub gets {wanted} "
-                            f"(autograder/planted/{exercise}/stub/expected.json, exercise.json's cuda flag)")
+            problems.append(
+                f"{where}: row {cid} shows {result}; without a GPU the stub gets {wanted} "
+                f"(autograder/planted/{exercise}/stub/expected.json, exercise.json's cuda flag)"
+            )
         counts[result] += 1
         if result == "SKIPPED":
             if points != "-":
@@ -89,8 +92,14 @@ def check(chapter, lineno, exercise, lines, problems):
             problems.append(f"{where}: the score line says {s}, the rows add up to {want}")
 
     shown = [l for l in lines if NOT_GRADED.match(l)]
-    want = ([f"NOT GRADED HERE: {fmt(total)} of {fmt(total + skipped)} points graded: {fmt(skipped)} not graded "
-             "(needs a CUDA device)"] if skipped else [])
+    want = (
+        [
+            f"NOT GRADED HERE: {fmt(total)} of {fmt(total + skipped)} points graded: {fmt(skipped)} not graded "
+            "(needs a CUDA device)"
+        ]
+        if skipped
+        else []
+    )
     if shown != want:
         problems.append(f"{where}: the line of the points not graded is {shown}; the rows give {want}")
 
@@ -104,8 +113,10 @@ def check(chapter, lineno, exercise, lines, problems):
         if h and current in checks:
             HINTS_COMPARED[0] += 1
             if h.group(1).strip() != checks[current]["hint"].strip():
-                problems.append(f"{where}: the hint under FAIL {current} is not exercise.json's:\n"
-                                f"    shown:   {h.group(1).strip()}\n    current: {checks[current]['hint'].strip()}")
+                problems.append(
+                    f"{where}: the hint under FAIL {current} is not exercise.json's:\n"
+                    f"    shown:   {h.group(1).strip()}\n    current: {checks[current]['hint'].strip()}"
+                )
             current = None
 
 
@@ -146,9 +157,11 @@ def check_fail_sections(chapter, text, known, problems):
                 problems.append(f"{where}: FAIL {current}: no exercise has that check")
                 current = None
             elif m.group(2).strip() not in known[current][0]:
-                problems.append(f"{where}: FAIL {current} shows the title {m.group(2).strip()!r}; the check's title is "
-                                f"{sorted(known[current][0])[0]!r} (opcourse/site/refresh_transcripts.py rewrites a block "
-                                "under a planted-output marker)")
+                problems.append(
+                    f"{where}: FAIL {current} shows the title {m.group(2).strip()!r}; the check's title is "
+                    f"{sorted(known[current][0])[0]!r} (opcourse/site/refresh_transcripts.py rewrites a block "
+                    "under a planted-output marker)"
+                )
             continue
         h = HINT.match(line)
         if h and current:
@@ -168,16 +181,21 @@ def main():
             seen.append(exercise)
             check(chapter, lineno, exercise, lines, problems)
         check_fail_sections(chapter, text, known, problems)
-    exercises = sorted(d for d in os.listdir(os.path.join(COURSE_ROOT, "exercises"))
-                       if os.path.isfile(os.path.join(COURSE_ROOT, "exercises", d, "exercise.json")))
+    exercises = sorted(
+        d
+        for d in os.listdir(os.path.join(COURSE_ROOT, "exercises"))
+        if os.path.isfile(os.path.join(COURSE_ROOT, "exercises", d, "exercise.json"))
+    )
     missing = sorted(set(exercises) - set(seen))
     if missing:
         problems.append(f"no chapter shows what the stub of {missing} prints (`$ ./course grade EX`)")
     for p in problems:
         print("FAIL:", p)
-    print(f"site/transcripts: {len(seen)} transcripts checked against exercise.json and the stubs' planted cases, "
-          f"{HINTS_COMPARED[0]} hints compared, {FAIL_SECTIONS[0]} FAIL sections against their checks, "
-          f"{len(problems)} problem(s)")
+    print(
+        f"site/transcripts: {len(seen)} transcripts checked against exercise.json and the stubs' planted cases, "
+        f"{HINTS_COMPARED[0]} hints compared, {FAIL_SECTIONS[0]} FAIL sections against their checks, "
+        f"{len(problems)} problem(s)"
+    )
     return 1 if problems else 0
 
 

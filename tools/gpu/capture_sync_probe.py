@@ -7,6 +7,7 @@ its error code ignored, inside `with torch.cuda.graph(g)`. `control` does the sa
 can be told from what capture always does. Each mode needs a fresh process (run_on_gpu.sh's `probes` step).
 
 usage: python tools/gpu/capture_sync_probe.py sync|control"""
+
 import ctypes
 import sys
 
@@ -49,8 +50,10 @@ def main(mode):
     say("torch.cuda.synchronize", torch.cuda.synchronize)
     say("a second, clean capture and replay", clean_capture_and_replay)
     say("torch.randn on the default CUDA generator", lambda: list(torch.randn(2, device="cuda").shape))
-    say("torch.randn with a fresh generator",
-        lambda: list(torch.randn(2, device="cuda", generator=torch.Generator("cuda")).shape))
+    say(
+        "torch.randn with a fresh generator",
+        lambda: list(torch.randn(2, device="cuda", generator=torch.Generator("cuda")).shape),
+    )
     torch.cuda.manual_seed(0)
     say("torch.randn after torch.cuda.manual_seed(0)", lambda: list(torch.randn(2, device="cuda").shape))
 

@@ -12,6 +12,7 @@ harness (chapter 7, with HARNESS_TARGETS_DIR): the reference harness (solutions/
   the operator under test that copies its result to the CPU (harness_wrong_device.txt: what its failing tests print).
 figures.json gathers the parts, with the machine (GPU, driver, torch, CUDA), for the site to render.
 """
+
 import importlib.util
 import json
 import os
@@ -26,8 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def machine():
     import torch
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True)
+
+    smi = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True
+    )
     name, driver = (smi.stdout.strip().splitlines() or [", "])[0].split(", ")
     return {"gpu": name, "driver": driver, "torch": torch.__version__, "cuda": torch.version.cuda}
 
@@ -47,6 +50,7 @@ def worker_module(name):
 
 def profile_part(out, library):
     import torch
+
     profile_workload = worker_module("groups_profiler").profile_workload
 
     torch.ops.load_library(library)
@@ -108,27 +112,44 @@ print(json.dumps({"codes": codes, "error": lib.probe_error_name(codes[0]).decode
 def jit_part(out, probe_source, nvcc):
     work = Path(tempfile.mkdtemp(prefix="chapter-figures-"))
     import torch  # the toolkit's libcudart, else the one torch's wheels bring (nvidia/cu*/lib)
+
     site = Path(torch.__file__).parents[1]
-    cudart = next(str(p) for p in [*(Path(nvcc).resolve().parents[1] / "lib64").glob("libcudart.so*"),
-                                   *site.glob("nvidia/*/lib/libcudart.so*")])
+    cudart = next(
+        str(p)
+        for p in [
+            *(Path(nvcc).resolve().parents[1] / "lib64").glob("libcudart.so*"),
+            *site.glob("nvidia/*/lib/libcudart.so*"),
+        ]
+    )
     libs = {}
     for name, flags in PROBE_BUILDS.items():
         lib = work / f"libprobe_{name.replace(';', '_')}.so"
-        subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", *flags, str(probe_source),
-                        "-o", str(lib)], check=True)
+        subprocess.run(
+            [nvcc, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", *flags, str(probe_source), "-o", str(lib)],
+            check=True,
+        )
         libs[name] = lib
 
     def run(lib, **env):
-        r = subprocess.run([sys.executable, "-c", RUN_PROBE, str(lib), cudart], capture_output=True, text=True,
-                           env=dict(os.environ, **env), timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-c", RUN_PROBE, str(lib), cudart],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, **env),
+            timeout=120,
+        )
         if r.returncode != 0:
             return {"error": (r.stderr.strip().splitlines() or ["no output"])[-1], "codes": None, "ms": None}
         return json.loads(r.stdout)
 
     result = {}
-    torch_jit = subprocess.run([sys.executable, "-c", "import torch; print(torch.ones(4, device='cuda') + 1)"],
-                               capture_output=True, text=True, env=dict(os.environ, CUDA_FORCE_PTX_JIT="1"),
-                               timeout=300)
+    torch_jit = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.ones(4, device='cuda') + 1)"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, CUDA_FORCE_PTX_JIT="1"),
+        timeout=300,
+    )
     result["torch_under_force_ptx_jit"] = {
         "exit_code": torch_jit.returncode,
         "last_line": ((torch_jit.stderr or torch_jit.stdout).strip().splitlines() or [""])[-1],
@@ -136,19 +157,32 @@ def jit_part(out, probe_source, nvcc):
     }
     cache = work / "cache"
     result["fallbacks"] = {
-        name: {"plain": run(lib, CUDA_CACHE_PATH=str(cache)),
-               "force_ptx_jit": run(lib, CUDA_CACHE_PATH=str(cache), CUDA_FORCE_PTX_JIT="1")}
-        for name, lib in libs.items()}
+        name: {
+            "plain": run(lib, CUDA_CACHE_PATH=str(cache)),
+            "force_ptx_jit": run(lib, CUDA_CACHE_PATH=str(cache), CUDA_FORCE_PTX_JIT="1"),
+        }
+        for name, lib in libs.items()
+    }
     timing_cache = work / "timing-cache"  # empty at the start, as chapter 9's timing table says
-    sequence = [("75;90-real", {}, "sm_90 machine code"), ("75-virtual", {}, "PTX, empty cache"),
-                ("75-virtual", {}, "PTX, cache now filled"), ("75;90-real", {}, "machine code again"),
-                ("75-virtual", {"CUDA_CACHE_DISABLE": "1"}, "PTX, CUDA_CACHE_DISABLE=1"),
-                ("75-virtual", {"CUDA_CACHE_DISABLE": "1"}, "PTX, CUDA_CACHE_DISABLE=1")]
-    result["timings"] = [{"build": name, "what": what, **run(libs[name], CUDA_CACHE_PATH=str(timing_cache), **env)}
-                         for name, env, what in sequence]
+    sequence = [
+        ("75;90-real", {}, "sm_90 machine code"),
+        ("75-virtual", {}, "PTX, empty cache"),
+        ("75-virtual", {}, "PTX, cache now filled"),
+        ("75;90-real", {}, "machine code again"),
+        ("75-virtual", {"CUDA_CACHE_DISABLE": "1"}, "PTX, CUDA_CACHE_DISABLE=1"),
+        ("75-virtual", {"CUDA_CACHE_DISABLE": "1"}, "PTX, CUDA_CACHE_DISABLE=1"),
+    ]
+    result["timings"] = [
+        {"build": name, "what": what, **run(libs[name], CUDA_CACHE_PATH=str(timing_cache), **env)}
+        for name, env, what in sequence
+    ]
     (out / "jit.json").write_text(json.dumps(result, indent=1) + "\n")
-    text = [f"{t['build']:<12} {t['what']:<28} first {t['ms'][0]:8.2f} ms  second {t['ms'][1]:6.2f} ms"
-            if t["codes"] == [0, 0] else f"{t['build']:<12} {t['what']:<28} {t['error']}" for t in result["timings"]]
+    text = [
+        f"{t['build']:<12} {t['what']:<28} first {t['ms'][0]:8.2f} ms  second {t['ms'][1]:6.2f} ms"
+        if t["codes"] == [0, 0]
+        else f"{t['build']:<12} {t['what']:<28} {t['error']}"
+        for t in result["timings"]
+    ]
     (out / "jit.txt").write_text("\n".join(text) + "\n")
     return result
 
@@ -156,11 +190,19 @@ def jit_part(out, probe_source, nvcc):
 def harness_part(out, targets):
     """Chapter 7's reference harness against the wrong_device operator: its unittest output, as the chapter quotes it."""
     lib = Path(targets) / "wrong_device" / "libmm16_autograd.so"
-    run = subprocess.run([sys.executable, str(ROOT / "solutions" / "07_testing" / "test_mm16.py"), "-v"],
-                         env=dict(os.environ, MM16_LIBRARY=str(lib)), capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "solutions" / "07_testing" / "test_mm16.py"), "-v"],
+        env=dict(os.environ, MM16_LIBRARY=str(lib)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     (out / "harness_wrong_device.txt").write_text(run.stdout + run.stderr)
-    failing = [line.split(":", 1)[1].strip() for line in (run.stdout + run.stderr).splitlines()
-               if line.startswith(("FAIL:", "ERROR:"))]
+    failing = [
+        line.split(":", 1)[1].strip()
+        for line in (run.stdout + run.stderr).splitlines()
+        if line.startswith(("FAIL:", "ERROR:"))
+    ]
     return {"exit_code": run.returncode, "failing_tests": failing}
 
 

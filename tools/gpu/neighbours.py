@@ -17,6 +17,7 @@ Run by tools/gpu/run_on_gpu.sh LOG_DIR neighbours, with the course built. Four p
 usage: python tools/gpu/neighbours.py LOG_DIR [PARTS]   (PARTS: e.g. 1,4; default 1,2,3,4; part 5 always runs. Exit
        status 1 when an expectation fails; the report: LOG_DIR/neighbours.txt)
 """
+
 import json
 import os
 import shutil
@@ -25,13 +26,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from opcourse import planted as planted_cases
 
 ROOT = Path(__file__).resolve().parents[2]
-from opcourse import planted as planted_cases
 
 PY = os.environ.get("COURSE_PYTHON", sys.executable)
 EX = "04_cuda"
-HOLD_GPU = r'''
+HOLD_GPU = r"""
 import sys, time, torch
 held, chunk = [], 1 << 30
 while chunk >= 1 << 20:
@@ -42,7 +43,7 @@ while chunk >= 1 << 20:
 free, total = torch.cuda.mem_get_info()
 print(f"holding {sum(t.numel() for t in held) / 2**30:.1f} GiB; free {free / 2**20:.0f} of {total / 2**30:.1f} GiB", flush=True)
 sys.stdin.read()
-'''
+"""
 
 lines, failures = [], []
 
@@ -60,11 +61,14 @@ def expect(cond, what):
 
 def course(*args, env=None):
     start = time.monotonic()
-    r = subprocess.run([PY, "-m", "opcourse.cli", *map(str, args)], capture_output=True, text=True,
-                       env=dict(os.environ, **(env or {})))
+    r = subprocess.run(
+        [PY, "-m", "opcourse.cli", *map(str, args)], capture_output=True, text=True, env=dict(os.environ, **(env or {}))
+    )
     seconds = time.monotonic() - start
-    say(f"$ {' '.join(map(str, ('./course',) + args))}{''.join(f' [{k}={v}]' for k, v in (env or {}).items())}"
-        f"  -> exit {r.returncode} in {seconds:.0f} s")
+    say(
+        f"$ {' '.join(map(str, ('./course',) + args))}{''.join(f' [{k}={v}]' for k, v in (env or {}).items())}"
+        f"  -> exit {r.returncode} in {seconds:.0f} s"
+    )
     return r, seconds
 
 
@@ -85,15 +89,18 @@ def make_class(tmp, students):
         if case == "reference":
             shutil.copytree(ROOT / "solutions" / EX, dest)
         else:
-            shutil.copytree(planted_cases.materialize(ROOT, ROOT / "autograder" / "planted" / EX / case,
-                                                      tmp / "work" / student), dest)
+            shutil.copytree(
+                planted_cases.materialize(ROOT, ROOT / "autograder" / "planted" / EX / case, tmp / "work" / student),
+                dest,
+            )
     return klass
 
 
 def smi(query):
     try:
-        return subprocess.run(["nvidia-smi", query, "--format=csv,noheader"], capture_output=True, text=True,
-                              timeout=30).stdout.strip()
+        return subprocess.run(
+            ["nvidia-smi", query, "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
@@ -110,16 +117,22 @@ def check_batch(out, references, ref, ref_data, takers):
             say("  " + line)
     for student in references:
         got, data = verdicts(out / "students" / student / EX)
-        expect(got == ref, f"{student} (the reference): the rows and score it gets alone ({data['score']:g} and "
-                           f"{ref_data['score']:g} of {data['max_score']:g})")
+        expect(
+            got == ref,
+            f"{student} (the reference): the rows and score it gets alone ({data['score']:g} and "
+            f"{ref_data['score']:g} of {data['max_score']:g})",
+        )
     for student in takers:
         _, taken = rows(out / "students" / student / EX)
         machine = [i for i, r in taken.items() if r.get("not_graded") and "CUDA device" not in r["not_graded"]]
         failed = [i for i, r in taken.items() if r["status"] == "FAIL"]
         own = [i for i in failed if "the operator's own doing" in taken[i]["detail"]]
-        expect(failed and not machine, f"{student} (takes all of the GPU's memory): its failures are its own, "
-                                       f"{len(failed)} rows FAIL ({len(own)} retried alone and judged its own "
-                                       f"doing), none 'not graded' ({machine or 'none'})")
+        expect(
+            failed and not machine,
+            f"{student} (takes all of the GPU's memory): its failures are its own, "
+            f"{len(failed)} rows FAIL ({len(own)} retried alone and judged its own "
+            f"doing), none 'not graded' ({machine or 'none'})",
+        )
 
 
 def main(logs, parts):
@@ -136,20 +149,47 @@ def main(logs, parts):
 
         say(f"compute mode: {smi('--query-gpu=compute_mode') or '?'}; parts: {', '.join(map(str, sorted(parts)))}")
         if 1 in parts:
-            say("\n## 1. The issue's batch (--jobs 2): the reference beside an operator that takes all of the GPU's memory")
+            say(
+                "\n## 1. The issue's batch (--jobs 2): the reference beside an operator that takes all of the GPU's memory"
+            )
             one = tmp / "batch-2"
-            course("batch", make_class(tmp / "c1", {"alice": "reference", "mallory": "takes_all_gpu_memory"}), "--jobs", "2",
-                   "--exercises", EX, "--out", one)
+            course(
+                "batch",
+                make_class(tmp / "c1", {"alice": "reference", "mallory": "takes_all_gpu_memory"}),
+                "--jobs",
+                "2",
+                "--exercises",
+                EX,
+                "--out",
+                one,
+            )
             check_batch(one, ["alice"], ref, ref_data, ["mallory"])
 
         if 2 in parts:
             say("\n## 2. Eight students, --jobs 8, default settings: four references beside hostile neighbours")
             eight = tmp / "batch-8"
-            course("batch", make_class(tmp / "c2", {"alice": "reference", "bob": "reference", "carol": "reference",
-                                                    "dave": "reference", "mallory_gpu": "takes_all_gpu_memory",
-                                                    "mallory_gpu_2": "takes_all_gpu_memory",
-                                                    "mallory_host": "holds_host_memory", "mallory_hang": "kernel_never_ends"}),
-                   "--jobs", "8", "--exercises", EX, "--out", eight)
+            course(
+                "batch",
+                make_class(
+                    tmp / "c2",
+                    {
+                        "alice": "reference",
+                        "bob": "reference",
+                        "carol": "reference",
+                        "dave": "reference",
+                        "mallory_gpu": "takes_all_gpu_memory",
+                        "mallory_gpu_2": "takes_all_gpu_memory",
+                        "mallory_host": "holds_host_memory",
+                        "mallory_hang": "kernel_never_ends",
+                    },
+                ),
+                "--jobs",
+                "8",
+                "--exercises",
+                EX,
+                "--out",
+                eight,
+            )
             check_batch(eight, ["alice", "bob", "carol", "dave"], ref, ref_data, ["mallory_gpu", "mallory_gpu_2"])
             host, _ = verdicts(eight / "students" / "mallory_host" / EX)
             expect(host == ref, "the host-memory taker (right, only greedy): the reference's verdicts")
@@ -159,19 +199,35 @@ def main(logs, parts):
         if 3 in parts:
             say("\n## 3. The GPU turns switched off (COURSE_GPU_LOCK=off): the batch of part 1 again")
             off = tmp / "batch-off"
-            course("batch", make_class(tmp / "c3", {"alice": "reference", "mallory": "takes_all_gpu_memory"}), "--jobs", "2",
-                   "--exercises", EX, "--out", off, env={"COURSE_GPU_LOCK": "off"})
+            course(
+                "batch",
+                make_class(tmp / "c3", {"alice": "reference", "mallory": "takes_all_gpu_memory"}),
+                "--jobs",
+                "2",
+                "--exercises",
+                EX,
+                "--out",
+                off,
+                env={"COURSE_GPU_LOCK": "off"},
+            )
             say(gradebook(off))
             _, alice = rows(off / "students" / "alice" / EX)
             failed = [i for i, r in alice.items() if r["status"] == "FAIL"]
-            spoiled = {i: r["detail"][:200] for i, r in alice.items() if r.get("not_graded") or "retried" in r["detail"]}
-            expect(not failed, f"no row of the reference FAILs without the turns ({failed or 'none'}); retried or not "
-                               f"graded: {len(spoiled)}")
+            spoiled = {
+                i: r["detail"][:200] for i, r in alice.items() if r.get("not_graded") or "retried" in r["detail"]
+            }
+            expect(
+                not failed,
+                f"no row of the reference FAILs without the turns ({failed or 'none'}); retried or not "
+                f"graded: {len(spoiled)}",
+            )
             for i, d in spoiled.items():
                 say(f"  {i}: {d}")
 
         if 4 in parts:
-            say("\n## 4. A process outside the course holds all of the GPU's memory while the reference is graded alone")
+            say(
+                "\n## 4. A process outside the course holds all of the GPU's memory while the reference is graded alone"
+            )
             hog = subprocess.Popen([PY, "-c", HOLD_GPU], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             say("  " + hog.stdout.readline().strip())
             try:
@@ -184,12 +240,16 @@ def main(logs, parts):
             cuda_rows = [i for i, r in got.items() if i.endswith(".cuda") and i != "guard.cuda"]
             machine = [i for i in cuda_rows if got[i]["status"] == "SKIPPED"]
             failed = [i for i, r in got.items() if r["status"] == "FAIL"]
-            expect(not failed and machine == cuda_rows,
-                   f"every CUDA row not graded ({len(machine)} of {len(cuda_rows)}), none FAILs ({failed or 'none'})")
+            expect(
+                not failed and machine == cuda_rows,
+                f"every CUDA row not graded ({len(machine)} of {len(cuda_rows)}), none FAILs ({failed or 'none'})",
+            )
             for why in sorted({got[i]["not_graded"] for i in machine}):
                 say(f"  not graded: {why[:240]}")
-            say(f"  the totals: score {data['score']:g} of {data['max_score']:g}; not graded: "
-                f"{json.dumps(data.get('not_graded'))}")
+            say(
+                f"  the totals: score {data['score']:g} of {data['max_score']:g}; not graded: "
+                f"{json.dumps(data.get('not_graded'))}"
+            )
             if machine:
                 say(f"  {machine[0]}: {got[machine[0]]['detail'][:300]}")
 

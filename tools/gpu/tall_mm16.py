@@ -3,6 +3,7 @@ grid with the tile rows on gridDim.y could not launch, through the course's buil
 compared with a float64 reference. The CPU half of the same claim is the test build/mm16_grid.
 
 usage: python tools/gpu/tall_mm16.py LIBRARY.so"""
+
 import sys
 
 import torch
@@ -24,8 +25,10 @@ def main(library):
             tol = 1e-3 * max(1.0, (K / 16) ** 0.5)  # the grader's atol = rtol for float16 inputs
             bad = ((c.cpu().double() - ref).abs() > tol + tol * ref.abs()).sum().item()
             ok = bad == 0 and c.shape == (M, N)
-            print(f"{M} x {K} @ {K} x {N}: {'ok' if ok else 'WRONG'}, {bad} of {M * N} elements outside "
-                  f"atol = rtol = {tol:.3g}")
+            print(
+                f"{M} x {K} @ {K} x {N}: {'ok' if ok else 'WRONG'}, {bad} of {M * N} elements outside "
+                f"atol = rtol = {tol:.3g}"
+            )
             failures += not ok
         except Exception as e:  # noqa: BLE001
             print(f"{M} x {K} @ {K} x {N}: {type(e).__name__}: {str(e).splitlines()[0]}")

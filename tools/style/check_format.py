@@ -61,12 +61,14 @@ def check_python(bin_dir: Path, root: Path, files: list[str], fix: bool) -> tupl
     if fix:
         subprocess.run([ruff, "check", "--fix", "--quiet", *files], cwd=root)
         subprocess.run([ruff, "format", "--quiet", *files], cwd=root, check=True)
-    r = subprocess.run([ruff, "format", "--check", "--output-format", "concise", *files], cwd=root,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [ruff, "format", "--check", "--output-format", "concise", *files], cwd=root, capture_output=True, text=True
+    )
     # concise lines read "FILE:LINE:COL: unformatted: File would be reformatted"
     unformatted = sorted({line.split(":", 1)[0] for line in r.stdout.splitlines() if ": unformatted:" in line})
-    lint = subprocess.run([ruff, "check", "--output-format", "concise", *files], cwd=root, capture_output=True,
-                          text=True)
+    lint = subprocess.run(
+        [ruff, "check", "--output-format", "concise", *files], cwd=root, capture_output=True, text=True
+    )
     return unformatted, lint.stdout.strip() if lint.returncode != 0 else ""
 
 
@@ -82,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     cpp, py = cpp_files(files, rules), python_files(files, rules)
     bad_cpp = check_cpp(bin_dir, root, cpp, args.fix)
     bad_py, lint = check_python(bin_dir, root, py, args.fix)
-    print(f"clang-format: {len(cpp) - len(bad_cpp)} of {len(cpp)} C++ files formatted; "
-          f"ruff format: {len(py) - len(bad_py)} of {len(py)} Python files formatted; "
-          f"ruff check: {'findings below' if lint else 'clean'}")
+    print(
+        f"clang-format: {len(cpp) - len(bad_cpp)} of {len(cpp)} C++ files formatted; "
+        f"ruff format: {len(py) - len(bad_py)} of {len(py)} Python files formatted; "
+        f"ruff check: {'findings below' if lint else 'clean'}"
+    )
     for path in bad_cpp:
         print(f"not formatted (clang-format): {path}")
     for path in bad_py:

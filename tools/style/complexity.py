@@ -52,9 +52,18 @@ def measure(bin_dir: Path, root: Path, family: dict, files: list[Path]) -> list[
     if not r.stdout.strip():
         raise SystemExit(f"lizard measured nothing in {family['name']}: {r.stderr.strip()}")
     # lizard's CSV: NLOC, CCN, tokens, parameters, length, location, file, name, long name, start, end[, nesting]
-    return [Function(file=row[6], name=row[7], line=int(row[9]), length=int(row[4]), ccn=int(row[1]),
-                     nesting=int(row[11]) if nesting else None)
-            for row in csv.reader(io.StringIO(r.stdout)) if len(row) >= 11]
+    return [
+        Function(
+            file=row[6],
+            name=row[7],
+            line=int(row[9]),
+            length=int(row[4]),
+            ccn=int(row[1]),
+            nesting=int(row[11]) if nesting else None,
+        )
+        for row in csv.reader(io.StringIO(r.stdout))
+        if len(row) >= 11
+    ]
 
 
 def breaches(family: dict, functions: list[Function], line_counts: dict[str, int]) -> list[str]:
@@ -76,13 +85,20 @@ def breaches(family: dict, functions: list[Function], line_counts: dict[str, int
 
 def report(family: dict, functions: list[Function], line_counts: dict[str, int], over: list[str]) -> str:
     limits = ", ".join(f"{k} {v}" for k, v in family.items() if k.startswith("max_"))
-    out = [f"## {family['name']} ({', '.join(family['paths'])})", "", f"Limits: {limits}.", "",
-           f"{len(line_counts)} files, {len(functions)} functions; over a limit: {len(over) or 'none'}.", ""]
+    out = [
+        f"## {family['name']} ({', '.join(family['paths'])})",
+        "",
+        f"Limits: {limits}.",
+        "",
+        f"{len(line_counts)} files, {len(functions)} functions; over a limit: {len(over) or 'none'}.",
+        "",
+    ]
     out += [f"- {b}" for b in over]
     out += ["", "| function | file:line | length | cyclomatic | nesting |", "|---|---|---|---|---|"]
     for f in sorted(functions, key=lambda f: (-f.length, -f.ccn)):
-        out.append(f"| `{f.name}` | {f.file}:{f.line} | {f.length} | {f.ccn} | "
-                   f"{'' if f.nesting is None else f.nesting} |")
+        out.append(
+            f"| `{f.name}` | {f.file}:{f.line} | {f.length} | {f.ccn} | {'' if f.nesting is None else f.nesting} |"
+        )
     out += ["", "| file | lines |", "|---|---|"]
     out += [f"| {p} | {n} |" for p, n in sorted(line_counts.items(), key=lambda kv: -kv[1])]
     return "\n".join(out) + "\n"
@@ -104,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         over = breaches(family, functions, line_counts)
         all_over += over
         worst = sorted(functions, key=lambda f: -f.length)[:3]
-        print(f"{family['name']}: {len(files)} files, {len(functions)} functions, "
-              f"{len(over)} over a limit; longest: " + "; ".join(f"{f.name} {f.length} lines" for f in worst))
+        print(
+            f"{family['name']}: {len(files)} files, {len(functions)} functions, "
+            f"{len(over)} over a limit; longest: " + "; ".join(f"{f.name} {f.length} lines" for f in worst)
+        )
         sections.append(report(family, functions, line_counts, over))
     for b in all_over:
         print(f"over a limit: {b}")

@@ -43,13 +43,16 @@ def planted_clone(files: dict[str, str]) -> Path:
 def test_format() -> None:
     r = run("check_format.py")
     expect(r.returncode == 0, "the clone is formatted (clang-format, ruff format, ruff check)", r)
-    root = planted_clone({
-        "autograder/judge/planted.cpp": "int   f( int x ){return x+1;}\n",
-        "autograder/judge/fine.cpp": "int g(int x) { return x + 1; }\n",
-        "opcourse/planted.py": "def f( x ):\n    return x+1\n",
-        "opcourse/lint.py": "import os\n\n\ndef f(x):\n    return x\n",
-        "autograder/planted/03_cpu/left_alone/mm16_cpu.cpp": "int   kept( int x ){return x;}\n",
-    })
+    root = planted_clone(
+        {
+            "autograder/judge/planted.cpp": "int   f( int x ){return x+1;}\n",
+            "autograder/judge/fine.cpp": "int g(int x) { return x + 1; }\n",
+            "opcourse/planted.py": "def f( x ):\n    return x+1\n",
+            "opcourse/lint.py": "import os\n\n\ndef f(x):\n    return x\n",
+            "autograder/planted/03_cpu/left_alone/mm16_cpu.cpp": "int   kept( int x ){return x;}\n",
+            "solutions/07_testing/test_kept.py": "def kept( x ):\n    return x\n",
+        }
+    )
     r = run("check_format.py", "--root", str(root))
     expect(r.returncode == 1, "a planted misformatted copy fails", r)
     expect("not formatted (clang-format): autograder/judge/planted.cpp" in r.stdout, "the C++ file is named", r)
@@ -57,6 +60,7 @@ def test_format() -> None:
     expect("not formatted (ruff format): opcourse/planted.py" in r.stdout, "the Python file is named", r)
     expect("opcourse/lint.py" in r.stdout and "F401" in r.stdout, "ruff check's finding (an unused import) is shown", r)
     expect("left_alone" not in r.stdout, "a planted submission is left as written", r)
+    expect("test_kept" not in r.stdout, "a reference solution's Python is left as written", r)
 
 
 def test_complexity() -> None:
@@ -68,13 +72,15 @@ def test_complexity() -> None:
     branches = "".join(f"  if (x == {i}) return {i};\n" for i in range(45))
     nested = "  " + "".join("if (x) { " for _ in range(8)) + "x++;" + " }" * 8 + "\n"
     padding = "".join(f"// line {i}\n" for i in range(520))
-    root = planted_clone({
-        "autograder/judge/long.cpp": f"int long_one(int x) {{\n{long_body}  return x;\n}}\n",
-        "autograder/judge/branchy.cpp": f"int branchy(int x) {{\n{branches}  return 0;\n}}\n",
-        "autograder/judge/nested.cpp": f"int nested(int x) {{\n{nested}  return x;\n}}\n",
-        "autograder/checks/big.cpp": padding + "int small(int x) { return x; }\n",
-        "autograder/checks/fine.cpp": "int fine(int x) { return x; }\n",
-    })
+    root = planted_clone(
+        {
+            "autograder/judge/long.cpp": f"int long_one(int x) {{\n{long_body}  return x;\n}}\n",
+            "autograder/judge/branchy.cpp": f"int branchy(int x) {{\n{branches}  return 0;\n}}\n",
+            "autograder/judge/nested.cpp": f"int nested(int x) {{\n{nested}  return x;\n}}\n",
+            "autograder/checks/big.cpp": padding + "int small(int x) { return x; }\n",
+            "autograder/checks/fine.cpp": "int fine(int x) { return x; }\n",
+        }
+    )
     r = run("complexity.py", "--root", str(root))
     expect(r.returncode == 1, "a planted copy over the limits fails", r)
     expect("long_one: 93 lines (limit 80)" in r.stdout, "the over-long function is named with its length", r)

@@ -1,5 +1,6 @@
 """Helpers shared by the tests of the course's commands (`python -m opcourse.cli`, the package opcourse/cli/), imported
 by the tests beside it (a script's own folder is where Python looks first)."""
+
 import os
 import shutil
 import subprocess
@@ -14,8 +15,15 @@ CLI = ["-m", "opcourse.cli"]  # after the python: the commands of the clone whos
 
 
 def run(args, env=None, cwd=None, timeout=900, input=None):
-    r = subprocess.run([sys.executable, *CLI] + list(args), env=env, cwd=cwd, capture_output=True, text=True,
-                       timeout=timeout, input=input)
+    r = subprocess.run(
+        [sys.executable, *CLI] + list(args),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+    )
     out = r.stdout + r.stderr
     print(f"$ course {' '.join(map(str, args))}  -> {r.returncode}\n{out}")
     return r.returncode, out
@@ -63,16 +71,43 @@ def env_for(root: Path, build: Path, **extra):
 
 def judge_row(row_id: str, status: str, points: float = 0, max_points: float = 1) -> dict:
     """One row of a rows.json, every field the judge writes (autograder/schemas/rows.schema.json)."""
-    return {"id": row_id, "title": row_id, "status": status, "points": points, "max_points": max_points,
-            "detail": "", "expected": "", "seen": "", "hint": "", "not_graded": ""}
+    return {
+        "id": row_id,
+        "title": row_id,
+        "status": status,
+        "points": points,
+        "max_points": max_points,
+        "detail": "",
+        "expected": "",
+        "seen": "",
+        "hint": "",
+        "not_graded": "",
+    }
 
 
 def judge_rows(exercise: str, **fields) -> dict:
     """A final rows.json as the judge writes it (every field its schema requires), with `fields` replaced."""
-    doc = {"exercise": exercise, "seed": 1, "score": 0, "max_score": 0, "passed": 0, "failed": 0, "skipped": 0,
-           "rows": [], "points_total": fields.get("max_score", 0), "not_graded": {"points": 0, "why": {}},
-           "require_cuda": False, "protections": [], "sandbox_uid": -1, "worker_server_uid": -1,
-           "judge_peak_rss_mb": 1.0, "timeline": [], "final": True, "grader_crash": None, "seconds": 1.0,
-           "removed_bytes": 0}
+    doc = {
+        "exercise": exercise,
+        "seed": 1,
+        "score": 0,
+        "max_score": 0,
+        "passed": 0,
+        "failed": 0,
+        "skipped": 0,
+        "rows": [],
+        "points_total": fields.get("max_score", 0),
+        "not_graded": {"points": 0, "why": {}},
+        "require_cuda": False,
+        "protections": [],
+        "sandbox_uid": -1,
+        "worker_server_uid": -1,
+        "judge_peak_rss_mb": 1.0,
+        "timeline": [],
+        "final": True,
+        "grader_crash": None,
+        "seconds": 1.0,
+        "removed_bytes": 0,
+    }
     doc.update(fields)
     return doc

@@ -1,6 +1,7 @@
 """./course class-bench: a synthetic class (references, stubs and planted bugs, one exercise per student) graded by
 batch: every score equals the one its case says, the throughput is reported; and the comparison itself catches a
 score that differs."""
+
 import shutil
 
 from clitest import expect, run, temp_dir
@@ -16,7 +17,9 @@ tmp = temp_dir("class-bench")
 try:
     rc, out = run(["class-bench", "--students", "9", "--seed", "3", "--jobs", "2", "--out", str(tmp)], timeout=1500)
     expect(rc == 0 and "every score as expected" in out, "every synthetic student's score is the expected one")
-    expect("reference" in out and "stub" in out and "planted" in out, "the class mixes references, stubs and planted bugs")
+    expect(
+        "reference" in out and "stub" in out and "planted" in out, "the class mixes references, stubs and planted bugs"
+    )
     expect("per hour" in out and "(median)" in out, "the batch's throughput is reported")
     print("ok: class-bench")
 finally:

@@ -1,6 +1,7 @@
 """./course batch: a class folder graded in parallel; gradebook, merged results.json, feedback; re-runs reuse. The
 gradebook shows the points a grade could not grade here and the protections that were off; --require-cuda fails a
 grade that could not run its CUDA rows."""
+
 import csv
 import json
 import os
@@ -19,7 +20,8 @@ NEEDS_GPU = int(sum(c["points"] for c in metadata("04_cuda")["checks"] if c["cud
 HERE = CUDA_TOTAL - NEEDS_GPU
 
 GRADESCOPE = jsonschema.Draft202012Validator(
-    json.loads((SOURCE / "autograder" / "schemas" / "gradescope_results.schema.json").read_text()))
+    json.loads((SOURCE / "autograder" / "schemas" / "gradescope_results.schema.json").read_text())
+)
 
 build = Path(sys.argv[1])
 tmp = temp_dir("batch")
@@ -42,25 +44,34 @@ try:
     expect(rc == 0, "batch succeeds")
     expect("6/6" in log and "[" in log, "a progress bar counts the grades")
     book = list(csv.DictReader(open(out / "gradebook.csv")))
-    expect([r["student"] for r in book] == ["alice", "bob", "carol", "mallory", "trudy", "victor"],
-           "one gradebook row per student")
+    expect(
+        [r["student"] for r in book] == ["alice", "bob", "carol", "mallory", "trudy", "victor"],
+        "one gradebook row per student",
+    )
     by = {r["student"]: r for r in book}
     for st in ("mallory", "trudy", "victor"):
         expect(by[st]["02_schema"] == "0", f"{st}: a link to the solutions scores 0")
         fb = (out / "students" / st / "feedback.md").read_text()
         expect("symbolic link" in fb, f"{st}: the feedback says the folder is a link")
     FULL = str(max_points("02_schema"))
-    expect(by["alice"]["02_schema"] == FULL and by["alice"]["total"] == FULL and by["alice"]["max"] == FULL,
-           "the reference solution gets full marks")
+    expect(
+        by["alice"]["02_schema"] == FULL and by["alice"]["total"] == FULL and by["alice"]["max"] == FULL,
+        "the reference solution gets full marks",
+    )
     expect(float(by["bob"]["02_schema"]) < float(FULL), "the stub does not")
     expect(by["carol"]["02_schema"] == "0", "no submission scores 0")
     for st in ("alice", "bob", "carol", "mallory", "trudy", "victor"):
         res = json.loads((out / "students" / st / "results.json").read_text())
-        expect({"score", "tests"} <= res.keys() and res["extra_data"]["max_score"] == max_points("02_schema"), f"{st}: Gradescope results")
+        expect(
+            {"score", "tests"} <= res.keys() and res["extra_data"]["max_score"] == max_points("02_schema"),
+            f"{st}: Gradescope results",
+        )
         errors = list(GRADESCOPE.iter_errors(res))
         expect(not errors, f"{st}: results.json in Gradescope's format ({errors[0].message if errors else 'valid'})")
-        expect(all({"name", "score", "max_score", "status"} <= t.keys() for t in res["tests"]) and res["tests"],
-               f"{st}: tests[] rows")
+        expect(
+            all({"name", "score", "max_score", "status"} <= t.keys() for t in res["tests"]) and res["tests"],
+            f"{st}: tests[] rows",
+        )
         expect(abs(sum(t["score"] for t in res["tests"]) - res["score"]) < 1e-9, f"{st}: score = sum of its tests")
         fb = (out / "students" / st / "feedback.md").read_text()
         expect(f"# Feedback for {st}" in fb and "02_schema" in fb, f"{st}: feedback report")
@@ -74,20 +85,32 @@ try:
         fh.write("// bob edits\n")
     rc, log = run(args, env=env)
     expect(rc == 0 and "(5 unchanged)" in log, "a re-run regrades only what changed")
-    expect(all(by[st]["not_graded"] == "0" and by[st]["not_graded_why"] == "" for st in by),
-           "02_schema has no CUDA rows: every point graded")
-    off_here = sorted(p["id"] for p in json.loads(subprocess.run(
-        [str(build / "judge"), "--protections"], capture_output=True, text=True, check=True).stdout) if not p["on"])
-    expect(by["alice"]["protections_off"] == " ".join(off_here), "the gradebook lists the protections off here "
-           f"({off_here})")
+    expect(
+        all(by[st]["not_graded"] == "0" and by[st]["not_graded_why"] == "" for st in by),
+        "02_schema has no CUDA rows: every point graded",
+    )
+    off_here = sorted(
+        p["id"]
+        for p in json.loads(
+            subprocess.run([str(build / "judge"), "--protections"], capture_output=True, text=True, check=True).stdout
+        )
+        if not p["on"]
+    )
+    expect(
+        by["alice"]["protections_off"] == " ".join(off_here),
+        f"the gradebook lists the protections off here ({off_here})",
+    )
 
     # protections off: the gradebook says which, for each student graded so, and batch warns
     out_off = tmp / "grades-sandbox-off"
-    rc, log = run(["batch", str(subs), "--out", str(out_off), "--exercises", "02_schema"],
-                  env=dict(env, COURSE_SANDBOX="off"))
+    rc, log = run(
+        ["batch", str(subs), "--out", str(out_off), "--exercises", "02_schema"], env=dict(env, COURSE_SANDBOX="off")
+    )
     book = {r["student"]: r for r in csv.DictReader(open(out_off / "gradebook.csv"))}
-    expect(rc == 0 and {"sandbox", "no_network", "solutions_hidden"} <= set(book["alice"]["protections_off"].split()),
-           "graded with the sandbox off: the gradebook's protections_off column says so")
+    expect(
+        rc == 0 and {"sandbox", "no_network", "solutions_hidden"} <= set(book["alice"]["protections_off"].split()),
+        "graded with the sandbox off: the gradebook's protections_off column says so",
+    )
     expect("WARNING: graded with sandbox protections off: " in log, "batch warns when protections were off")
 
     # a CUDA exercise: the points of the CUDA rows a machine without a GPU cannot grade are in the gradebook
@@ -104,17 +127,26 @@ try:
     expect(res["extra_data"]["not_graded"]["points"] == missed, "the merged results.json counts them too")
     expect(not list(GRADESCOPE.iter_errors(res)), "and stays in Gradescope's format")
     if missed:
-        expect(missed == NEEDS_GPU and dave["not_graded_why"] == f"04_cuda: {NEEDS_GPU} needs a CUDA device"
-               and dave["04_cuda"] == str(HERE) and dave["max"] == str(HERE),
-               f"without a GPU: {HERE}/{HERE}, and {NEEDS_GPU} points not graded")
+        expect(
+            missed == NEEDS_GPU
+            and dave["not_graded_why"] == f"04_cuda: {NEEDS_GPU} needs a CUDA device"
+            and dave["04_cuda"] == str(HERE)
+            and dave["max"] == str(HERE),
+            f"without a GPU: {HERE}/{HERE}, and {NEEDS_GPU} points not graded",
+        )
         fb = (out_cuda / "students" / "dave" / "feedback.md").read_text()
-        expect(f"{NEEDS_GPU} more points not graded here: {NEEDS_GPU} needs a CUDA device" in fb
-               and f"{HERE} of {CUDA_TOTAL} points graded" in fb, "the feedback says which points were not graded")
+        expect(
+            f"{NEEDS_GPU} more points not graded here: {NEEDS_GPU} needs a CUDA device" in fb
+            and f"{HERE} of {CUDA_TOTAL} points graded" in fb,
+            "the feedback says which points were not graded",
+        )
         rc, log = run(cuda_args + ["--require-cuda"], env=env)
         dave = next(csv.DictReader(open(out_cuda / "gradebook.csv")))
         expect(rc == 1 and "--require-cuda makes them fail" in log, "--require-cuda: the batch fails without a GPU")
-        expect(dave["04_cuda"] == str(HERE) and dave["max"] == str(CUDA_TOTAL) and dave["not_graded"] == str(NEEDS_GPU),
-               f"--require-cuda: the CUDA rows fail as not graded ({HERE}/{CUDA_TOTAL})")
+        expect(
+            dave["04_cuda"] == str(HERE) and dave["max"] == str(CUDA_TOTAL) and dave["not_graded"] == str(NEEDS_GPU),
+            f"--require-cuda: the CUDA rows fail as not graded ({HERE}/{CUDA_TOTAL})",
+        )
         rc, log = run(cuda_args + ["--require-cuda"], env=env)
         expect(rc == 1 and "(0 unchanged)" in log, "an incomplete grade is not reused: the next run grades it again")
     else:

@@ -1,4 +1,5 @@
 """./course list / hint / reset / doctor, in a throwaway copy of the course."""
+
 import json
 import re
 import os
@@ -28,8 +29,14 @@ try:
         expect("not graded" in out, "an edited, never graded exercise says so")
         grades = root / ".course" / "grades" / ex  # the student's, outside build/: a rebuild keeps them
         grades.mkdir(parents=True)
-        rows = judge_rows(ex, score=3, max_score=8, passed=2, failed=3,
-                          rows=[judge_row("schema.mm16", "FAIL"), judge_row("build", "PASS")])
+        rows = judge_rows(
+            ex,
+            score=3,
+            max_score=8,
+            passed=2,
+            failed=3,
+            rows=[judge_row("schema.mm16", "FAIL"), judge_row("build", "PASS")],
+        )
         (grades / "rows.json").write_text(json.dumps(rows))
         rc, out = run(["list"], env=env)
         expect("failing" in out and "3/8" in out and "schema.mm16" in out, "a failing grade: score and failing rows")
@@ -47,8 +54,10 @@ try:
         rows.update(not_graded={"points": 4, "why": {"needs a CUDA device": 4}})
         (grades / "rows.json").write_text(json.dumps(rows))
         rc, out = run(["list"], env=env)
-        expect(re.search(rf"{ex}\s+not done", out) and "4 more points not graded here" in out,
-               "a grade with points not graded here is not done")
+        expect(
+            re.search(rf"{ex}\s+not done", out) and "4 more points not graded here" in out,
+            "a grade with points not graded here is not done",
+        )
         rows.update(not_graded={"points": 0, "why": {}})
         (grades / "rows.json").write_text(json.dumps(rows))
         shutil.rmtree(build, ignore_errors=True)  # a rebuild (a toolkit switch) starts from an empty build folder
@@ -81,8 +90,10 @@ try:
         rc, out = run(["hint", ex], env=env)
         expect(f"hint 1/{len(hints)}" in out and "hint 2/" not in out, "--reset starts over")
         rc, out = run(["hint", "99_nothing"], env=env)
-        expect(rc == 2 and "the exercises are" in out and "02_schema" in out and len(out.strip().splitlines()) == 1,
-               "an unknown exercise lists the known ones, in one line")
+        expect(
+            rc == 2 and "the exercises are" in out and "02_schema" in out and len(out.strip().splitlines()) == 1,
+            "an unknown exercise lists the known ones, in one line",
+        )
 
     elif what == "reset":
         rc, out = run(["reset", ex], env=env)
@@ -98,15 +109,28 @@ try:
         # the pristine copy is kept: a commit of the student's work does not change what reset restores
         src.write_text(original + "\n// committed work\n")
         import subprocess
-        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "w"], check=True)
+
+        subprocess.run(
+            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "w"], check=True
+        )
         rc, out = run(["reset", ex, "-y"], env=env)
         expect(src.read_text() == original, "reset restores the original even after the student committed")
 
     elif what == "doctor":
         rc, out = run(["doctor"], env=dict(os.environ))
         expect(rc == 0 and "doctor: everything the course needs is here" in out, "doctor passes on this machine")
-        for name in ("python + torch", "torch CUDA = nvcc major", "cmake", "ninja", "C++20 compiler", "doctest headers",
-                     "nlohmann-json headers", "ccache", "bubblewrap", "chromium"):
+        for name in (
+            "python + torch",
+            "torch CUDA = nvcc major",
+            "cmake",
+            "ninja",
+            "C++20 compiler",
+            "doctest headers",
+            "nlohmann-json headers",
+            "ccache",
+            "bubblewrap",
+            "chromium",
+        ):
             expect(name in out, f"doctor checks {name}")
         empty = tmp / "emptybin"
         empty.mkdir()
@@ -114,10 +138,14 @@ try:
         bad.pop("CXX")
         rc, out = run(["doctor"], env=bad)
         expect(rc == 1 and "MISSING" in out, "missing tools make doctor fail")
-        expect("fix: apt-get update && apt-get install -y --no-install-recommends ninja-build" in out,
-               "the exact fix command for ninja")
-        expect("fix: apt-get update && apt-get install -y --no-install-recommends ccache" in out,
-               "the fix command for an optional tool")
+        expect(
+            "fix: apt-get update && apt-get install -y --no-install-recommends ninja-build" in out,
+            "the exact fix command for ninja",
+        )
+        expect(
+            "fix: apt-get update && apt-get install -y --no-install-recommends ccache" in out,
+            "the fix command for an optional tool",
+        )
     else:
         expect(False, f"unknown test {what}")
     print(f"ok: {what}")

@@ -1,5 +1,6 @@
 """./course watch: regrades on save, shows the build's progress, then the table (real judge); a save that breaks the
 build leads with the first compiler error."""
+
 import re
 import shutil
 import subprocess
@@ -17,9 +18,21 @@ try:
     sub = tmp / "02_schema"
     shutil.copytree(SOURCE / "solutions" / "02_schema", sub)
     import os
+
     env = dict(os.environ, COURSE_BUILD_DIR=str(build))
-    argv = [sys.executable, *CLI, "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
-            "--interval", "0.2", "--once-after-change"]
+    argv = [
+        sys.executable,
+        *CLI,
+        "watch",
+        "02_schema",
+        "--dir",
+        str(sub),
+        "--out",
+        str(tmp / "grade"),
+        "--interval",
+        "0.2",
+        "--once-after-change",
+    ]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(2)
     expect(proc.poll() is None, "watch waits for a change")
@@ -32,24 +45,47 @@ try:
     expect("changed: mm16_schema.cpp" in out, "watch names the changed file")
     expect("compiling mm16_schema.cpp" in out, "watch shows the build's progress")
     live = [l for l in out.splitlines() if re.match(r"^  (PASS|FAIL|SKIPPED) +\S+  [a-z][\w.]*: ", l)]
-    expect(live and live[0].startswith("  PASS") and " build: built " in live[0],
-           f"then each row as it is decided, the build first: {live[:2]}")
+    expect(
+        live and live[0].startswith("  PASS") and " build: built " in live[0],
+        f"then each row as it is decided, the build first: {live[:2]}",
+    )
     expect(len(live) == len(metadata("02_schema")["checks"]), f"every row, once: {len(live)} lines")
     expect(out.index(live[-1]) < out.index("02_schema - "), "the rows as decided come before the judge's table")
     expect(f"score {FULL}/{FULL}" in out and "graded in" in out, "then the judge's table")
     expect((tmp / "grade" / "rows.json").is_file(), "the grade lands in --out")
 
     # --max-iterations bounds a watch that grades at start
-    argv = [sys.executable, *CLI, "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade2"),
-            "--max-iterations", "1"]
+    argv = [
+        sys.executable,
+        *CLI,
+        "watch",
+        "02_schema",
+        "--dir",
+        str(sub),
+        "--out",
+        str(tmp / "grade2"),
+        "--max-iterations",
+        "1",
+    ]
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     print(r.stdout + r.stderr)
     expect(r.returncode == 0 and f"score {FULL}/{FULL}" in r.stdout, "an initial grade, then --max-iterations 1 stops")
 
     # a save that breaks the build: what watch prints for it leads with the first compiler error (file:line:column)
     lines = (sub / "mm16_schema.cpp").read_text().count("\n")
-    argv = [sys.executable, *CLI, "watch", "02_schema", "--dir", str(sub), "--out", str(tmp / "grade"),
-            "--interval", "0.2", "--once-after-change"]
+    argv = [
+        sys.executable,
+        *CLI,
+        "watch",
+        "02_schema",
+        "--dir",
+        str(sub),
+        "--out",
+        str(tmp / "grade"),
+        "--interval",
+        "0.2",
+        "--once-after-change",
+    ]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(2)
     with open(sub / "mm16_schema.cpp", "a") as fh:

@@ -3,6 +3,7 @@ top of the same python with torch each get an environment whose `import opcourse
 python alone has no opcourse at all (without the editable install, nothing would import); a repeat costs nothing; a
 moved copy is redone; where pip cannot install in editable mode, the link that stands in for it imports the same; a
 plain interpreter (no venv, as COURSE_PYTHON=python3 on the GPU machine) works as a base too."""
+
 import os
 import shutil
 import subprocess
@@ -27,8 +28,13 @@ def copy_of_course(dest: Path) -> Path:
 
 
 def clone_env(clone: Path, base: str, **env) -> tuple[str, str]:
-    r = subprocess.run([str(clone / "tools" / "clone_env.sh"), base], capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ, **env))
+    r = subprocess.run(
+        [str(clone / "tools" / "clone_env.sh"), base],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, **env),
+    )
     print(f"$ {clone}/tools/clone_env.sh {base}  -> {r.returncode}\n{r.stdout}{r.stderr}")
     expect(r.returncode == 0, f"clone_env.sh made {clone}'s environment")
     return r.stdout.strip(), r.stderr
@@ -38,8 +44,14 @@ def imports_from(python: str, module: str = "opcourse") -> str:
     """Where `import MODULE` comes from for python (links resolved), run from / (no clone on the search path by
     accident)."""
     code = f"import importlib.util as u, os; s = u.find_spec({module!r}); print(os.path.realpath(s.origin) if s else 'none')"
-    r = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd="/", timeout=120,
-                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    r = subprocess.run(
+        [python, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     expect(r.returncode == 0, f"{python} runs: {r.stderr[-500:]}")
     return r.stdout.strip()
 
@@ -54,17 +66,24 @@ try:
     py_a, _ = clone_env(a, BASE)
     py_b, _ = clone_env(b, BASE)
     env_a = Path(py_a).parent.parent
-    expect(env_a.parent.name == "clone-envs" and not env_a.resolve().is_relative_to(a.resolve()),
-           f"a's environment is outside the clone, beside the shared one ({py_a})")
+    expect(
+        env_a.parent.name == "clone-envs" and not env_a.resolve().is_relative_to(a.resolve()),
+        f"a's environment is outside the clone, beside the shared one ({py_a})",
+    )
     made = [Path(py_a).parent.parent, Path(py_b).parent.parent]  # removed at the end: the temporary clones go too
-    left = sorted(str(p.relative_to(a)) for p in a.rglob("*.py") if "__pycache__" not in p.parts
-                  and not p.is_relative_to(a / "opcourse"))
+    left = sorted(
+        str(p.relative_to(a))
+        for p in a.rglob("*.py")
+        if "__pycache__" not in p.parts and not p.is_relative_to(a / "opcourse")
+    )
     expect(not left, f"the set-up left no Python file in the clone beside its package ({left})")
     expect(imports_from(py_a) == str((a / "opcourse" / "__init__.py").resolve()), "clone a imports a's opcourse")
     expect(imports_from(py_b) == str((b / "opcourse" / "__init__.py").resolve()), "clone b imports b's opcourse")
     expect(imports_from(py_a, "torch") == torch_origin, "a's environment sees the shared environment's torch")
-    expect((env_a / "course-base-python").read_text().strip() == BASE,
-           "the environment names the python it stands on (tools/setup.sh maps it back)")
+    expect(
+        (env_a / "course-base-python").read_text().strip() == BASE,
+        "the environment names the python it stands on (tools/setup.sh maps it back)",
+    )
 
     stamp = env_a / ".installed"
     before, t0 = stamp.stat().st_mtime_ns, time.monotonic()
@@ -75,8 +94,10 @@ try:
     moved = tmp / "moved"
     shutil.copytree(a, moved, symlinks=True)
     py_moved, _ = clone_env(moved, BASE)
-    expect(imports_from(py_moved) == str((moved / "opcourse" / "__init__.py").resolve()),
-           "a copy of a clone in another folder gets its own environment and imports its own opcourse")
+    expect(
+        imports_from(py_moved) == str((moved / "opcourse" / "__init__.py").resolve()),
+        "a copy of a clone in another folder gets its own environment and imports its own opcourse",
+    )
     made.append(Path(py_moved).parent.parent)
 
     # pip made to fail (a constraints file that does not exist): the stand-in link
@@ -92,8 +113,10 @@ try:
     py_d, _ = clone_env(d, plain)
     made.append(Path(py_d).parent.parent)
     expect(Path(py_d).parent.parent.name != env_a.name, "another base python, another environment beside it")
-    expect(imports_from(py_d) == str((d / "opcourse" / "__init__.py").resolve()),
-           f"on the plain interpreter {plain}, clone d imports its own opcourse")
+    expect(
+        imports_from(py_d) == str((d / "opcourse" / "__init__.py").resolve()),
+        f"on the plain interpreter {plain}, clone d imports its own opcourse",
+    )
     print("ok: every clone imports its own opcourse")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

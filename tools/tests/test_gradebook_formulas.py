@@ -1,6 +1,7 @@
 """CSV injection: a student folder named like a spreadsheet formula ('=HYPERLINK(...)', '+1', '-1', '@SUM(A1)', a
 leading tab or carriage return) is an inert text cell in gradebook.csv, and the name is intact in the student's
 results.json and feedback.md. The students submit nothing, so no judge runs: the gradebook is what is tested."""
+
 import csv
 import json
 import os
@@ -25,8 +26,10 @@ subs = tmp / "class"
 for name in NAMES:
     (subs / name).mkdir(parents=True)
 out = tmp / "grades"
-rc, log = run(["batch", str(subs), "--jobs", "1", "--out", str(out), "--exercises", "02_schema"],
-              env=dict(os.environ, COURSE_BUILD_DIR=str(build)))
+rc, log = run(
+    ["batch", str(subs), "--jobs", "1", "--out", str(out), "--exercises", "02_schema"],
+    env=dict(os.environ, COURSE_BUILD_DIR=str(build)),
+)
 expect(rc == 0, "batch succeeds")
 raw = open(out / "gradebook.csv", newline="").read()
 book = list(csv.DictReader(open(out / "gradebook.csv", newline="")))

@@ -3,6 +3,7 @@ setup.sh builds the grader from the zip alone (reusing this machine's torch thro
 operators chapters 7 and 8 test come built, in operators/), run_autograder grades a submission and writes
 results/results.json: every exercise's reference full marks (on the rows this machine grades), every stub failing
 and naming its TODO; a zip built for another torch refuses to grade, saying so in results.json."""
+
 import json
 import os
 import shutil
@@ -42,10 +43,14 @@ try:
     expect(gs_cfg["built_for"]["torch_version"] == toolchain["torch_version"], "the zip names the torch it is for")
     # chapters 7 and 8's operators under test: built binaries (never their sources), listed in operators.json
     ops = json.loads(zipfile.ZipFile(zpath).read("operators/operators.json"))
-    expect(ops["course_operator"] and len(ops["harness_targets"]) == len(toolchain["harness_targets"]),
-           f"the course's operator and every harness target: {len(ops['harness_targets'])}")
-    expect(all(n.endswith(".so") or n.endswith("operators.json") for n in names if n.startswith("operators/")),
-           "operators/ holds libraries only")
+    expect(
+        ops["course_operator"] and len(ops["harness_targets"]) == len(toolchain["harness_targets"]),
+        f"the course's operator and every harness target: {len(ops['harness_targets'])}",
+    )
+    expect(
+        all(n.endswith(".so") or n.endswith("operators.json") for n in names if n.startswith("operators/")),
+        "operators/ holds libraries only",
+    )
 
     root = tmp / "autograder"  # Gradescope's /autograder
     src = root / "source"
@@ -58,8 +63,9 @@ try:
 
     def run_autograder() -> dict:
         shutil.rmtree(root / "results", ignore_errors=True)
-        r = subprocess.run([str(src / "run_autograder")], cwd=src, env=gs_env, capture_output=True, text=True,
-                           timeout=1800)
+        r = subprocess.run(
+            [str(src / "run_autograder")], cwd=src, env=gs_env, capture_output=True, text=True, timeout=1800
+        )
         print(r.stdout[-6000:] + r.stderr[-3000:])
         expect(r.returncode == 0, "run_autograder exits 0 (the score is in results.json)")
         res = json.loads((root / "results" / "results.json").read_text())
@@ -89,27 +95,35 @@ try:
     for ex in EXERCISES:
         tests = tests_of(res, ex)
         graded = [t for t in tests if t.get("status")]
-        expect(len(tests) == len(metadata(ex)["checks"]) and graded and all(t["status"] == "passed" for t in graded),
-               f"{ex}'s reference: every graded row passes ({[t['name'] for t in graded if t['status'] != 'passed']})")
-    expect(res["score"] == res["extra_data"]["max_score"],
-           f"the references: full marks on every row graded here ({res['score']:g} of {res['extra_data']['max_score']:g}"
-           f"; {res['extra_data']['not_graded']['points']:g} more not graded here)")
+        expect(
+            len(tests) == len(metadata(ex)["checks"]) and graded and all(t["status"] == "passed" for t in graded),
+            f"{ex}'s reference: every graded row passes ({[t['name'] for t in graded if t['status'] != 'passed']})",
+        )
+    expect(
+        res["score"] == res["extra_data"]["max_score"],
+        f"the references: full marks on every row graded here ({res['score']:g} of {res['extra_data']['max_score']:g}"
+        f"; {res['extra_data']['not_graded']['points']:g} more not graded here)",
+    )
     # every exercise's stub: fails, naming its TODO
     upload({ex: SOURCE / "exercises" / ex for ex in EXERCISES})
     res = run_autograder()
     for ex in EXERCISES:
         failed = [t for t in tests_of(res, ex) if t.get("status") == "failed"]
-        expect(failed and any("TODO(student)" in t["output"] for t in failed),
-               f"{ex}'s stub fails, a failed row naming its TODO ({len(failed)} failed)")
+        expect(
+            failed and any("TODO(student)" in t["output"] for t in failed),
+            f"{ex}'s stub fails, a failed row naming its TODO ({len(failed)} failed)",
+        )
 
     # one exercise, three ways to upload it
     for layout, want in (("flat", SCHEMA_MAX), ("nested", SCHEMA_MAX), ("linked", 0)):
         upload({"02_schema": SOURCE / "solutions" / "02_schema"}, layout)
         res = run_autograder()
         tests = tests_of(res, "02_schema")
-        expect(len(tests) == SCHEMA_TESTS and sum(t["score"] for t in tests) == want,
-               f"02_schema uploaded {layout}: {sum(t['score'] for t in tests):g} of {SCHEMA_MAX} "
-               f"(expected {want}{': a link to the solution scores 0' if layout == 'linked' else ''})")
+        expect(
+            len(tests) == SCHEMA_TESTS and sum(t["score"] for t in tests) == want,
+            f"02_schema uploaded {layout}: {sum(t['score'] for t in tests):g} of {SCHEMA_MAX} "
+            f"(expected {want}{': a link to the solution scores 0' if layout == 'linked' else ''})",
+        )
     expect(tests[0]["name"].split(" / ", 1)[1].startswith("build"), "test names are the judge's check names")
 
     # a zip built for another torch grades nothing, and says why in results.json
@@ -117,8 +131,13 @@ try:
     cfg = json.loads(cfg_file.read_text())
     cfg_file.write_text(json.dumps(dict(cfg, built_for={"torch_version": "0.0.1", "torch_cuda": "9.9"})))
     res = run_autograder()
-    expect(res["score"] == 0 and not res["tests"] and "built for torch 0.0.1" in res["output"]
-           and "nothing was graded" in res["output"], f"another torch: refused with the reason ({res['output'][:200]})")
+    expect(
+        res["score"] == 0
+        and not res["tests"]
+        and "built for torch 0.0.1" in res["output"]
+        and "nothing was graded" in res["output"],
+        f"another torch: refused with the reason ({res['output'][:200]})",
+    )
     cfg_file.write_text(json.dumps(cfg))
     print("ok: gradescope layout")
 finally:

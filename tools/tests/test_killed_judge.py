@@ -4,6 +4,7 @@ the next judge removes it before it makes its own, and grades as usual. (2) A co
 judge with it (else the judge grades on, into a folder the next command reuses). Exit 77 (SKIPPED) where the judge
 cannot make memory cgroups on this machine (the folder is how the test finds the judge mid-grade).
 (Found on the GPU machine: a batch cut by the 10-minute limit left two, evidence/gpu/2026-12-05-h100-mutants-neighbours.)"""
+
 import os
 import re
 import shutil
@@ -40,14 +41,26 @@ def gone(pid):
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return stat[stat.rfind(") ") + 2:][:1] == "Z"
+    return stat[stat.rfind(") ") + 2 :][:1] == "Z"
 
 
 def judge_mid_grade(tmp, name, before):
     """Starts `./course grade 01` and returns (the command, its judge's cgroup folder) once a worker runs in it."""
-    grade = subprocess.Popen([sys.executable, *CLI, "grade", "01_custom_op",
-                              str(SOURCE / "solutions" / "01_custom_op"), "--out", str(tmp / name), "--no-color"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    grade = subprocess.Popen(
+        [
+            sys.executable,
+            *CLI,
+            "grade",
+            "01_custom_op",
+            str(SOURCE / "solutions" / "01_custom_op"),
+            "--out",
+            str(tmp / name),
+            "--no-color",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 600
     while grade.poll() is None and time.monotonic() < deadline:
         for folder in judge_folders() - before:
@@ -59,19 +72,23 @@ def judge_mid_grade(tmp, name, before):
         time.sleep(0.05)
     os.killpg(grade.pid, signal.SIGKILL)
     grade.wait()
-    print(f"SKIPPED: no judge made a memory cgroup here (looked in {[str(f) for f in cgroup_folders()]}): the "
-          "limit_host_memory protection is off on this machine, so nothing of it can be left behind")
+    print(
+        f"SKIPPED: no judge made a memory cgroup here (looked in {[str(f) for f in cgroup_folders()]}): the "
+        "limit_host_memory protection is off on this machine, so nothing of it can be left behind"
+    )
     sys.exit(77)
 
 
 def settle(folder):
     """A killed judge's worker dies a moment after it: until then its folder is in use and no judge could remove it."""
     deadline = time.monotonic() + 60
+
     def busy():
         try:
             return any((run / "cgroup.procs").read_text().strip() for run in folder.iterdir() if run.is_dir())
         except OSError:  # removed meanwhile
             return False
+
     while time.monotonic() < deadline and busy():
         time.sleep(0.1)
 
@@ -99,17 +116,22 @@ try:
         time.sleep(0.1)
     os.killpg(grade.pid, signal.SIGKILL)  # whatever is left of that grade, before an expectation can exit
     finished = [f for f in ("results.json", "table.txt") if (tmp / "orphan" / f).exists()]
-    expect(not finished, f"the judge {orphan_pid} stopped when its course command was killed (it graded on and wrote "
-                         f"{finished})")
+    expect(
+        not finished,
+        f"the judge {orphan_pid} stopped when its course command was killed (it graded on and wrote {finished})",
+    )
     if orphan.exists():
         settle(orphan)
     print(f"the judge {orphan_pid} stopped with its command, its grade unfinished")
 
-    rc, out = run(["grade", "02_schema", str(SOURCE / "solutions" / "02_schema"), "--out", str(tmp / "next"),
-                   "--no-color"])
+    rc, out = run(
+        ["grade", "02_schema", str(SOURCE / "solutions" / "02_schema"), "--out", str(tmp / "next"), "--no-color"]
+    )
     expect(rc == 0, f"the next grade ran as usual (exit {rc})")
-    expect(not stale.exists() and not orphan.exists(),
-           f"the next judge removed the killed judges' cgroup folders ({stale.exists()}, {orphan.exists()})")
+    expect(
+        not stale.exists() and not orphan.exists(),
+        f"the next judge removed the killed judges' cgroup folders ({stale.exists()}, {orphan.exists()})",
+    )
     # (a judge still running beside this test, in a parallel test's grade, has its folder: that one is not left)
     left = {f for f in judge_folders() - before if gone(int(f.name.rsplit("-", 1)[-1]))}
     expect(not left, f"no judge's cgroup folder is left ({left})")

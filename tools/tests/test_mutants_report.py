@@ -5,16 +5,17 @@
 - --budget: a run whose time is spent before a mutant starts marks it 'not run' and still writes every report.
 
 usage: test_mutants_report.py BUILD_DIR"""
+
 import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-SOURCE = Path(__file__).resolve().parents[2]
 from opcourse.mutation import mutants
 from opcourse.reports import Report, Row
+
+SOURCE = Path(__file__).resolve().parents[2]
 
 failures: list[str] = []
 
@@ -29,20 +30,43 @@ status, _, _ = mutants.classify(rows, gpu_only=True)
 expect(status == "not judged", f"a GPU-only mutant with a SKIPPED row is first 'not judged', got {status}")
 graded = {"status": status, "rows": {r.id: r.status for r in rows.rows}, "detail": ""}
 on_gpu = mutants.judged_beside_reference(graded, {"guard.cuda"})
-expect(on_gpu["status"] == "survived" and "guard.cuda" in on_gpu["detail"],
-       f"on one GPU, guard.cuda SKIPPED for the reference too: survived, naming it; got {on_gpu}")
-expect(mutants.judged_beside_reference(graded, set())["status"] == "not judged",
-       "without a GPU (no reference rows to compare with) it must stay 'not judged'")
+expect(
+    on_gpu["status"] == "survived" and "guard.cuda" in on_gpu["detail"],
+    f"on one GPU, guard.cuda SKIPPED for the reference too: survived, naming it; got {on_gpu}",
+)
+expect(
+    mutants.judged_beside_reference(graded, set())["status"] == "not judged",
+    "without a GPU (no reference rows to compare with) it must stay 'not judged'",
+)
 other = {**graded, "rows": {**graded["rows"], "forward.cuda": "SKIPPED"}}
-expect(mutants.judged_beside_reference(other, {"guard.cuda"})["status"] == "not judged",
-       "a row SKIPPED for the mutant but run for the reference must keep it 'not judged'")
+expect(
+    mutants.judged_beside_reference(other, {"guard.cuda"})["status"] == "not judged",
+    "a row SKIPPED for the mutant but run for the reference must keep it 'not judged'",
+)
 
 # --budget: spent before the first mutant (02 has three, judged on CPU), every one 'not run', the reports written
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, COURSE_BUILD_DIR=sys.argv[1])
-    r = subprocess.run([sys.executable, "-m", "opcourse.cli", "mutants", "02", "--no-baseline",
-                        "--budget", "0.000001", "--out", tmp, "--jobs", "1"], capture_output=True, text=True,
-                       env=env, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "opcourse.cli",
+            "mutants",
+            "02",
+            "--no-baseline",
+            "--budget",
+            "0.000001",
+            "--out",
+            tmp,
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     out = r.stdout + r.stderr
     expect(r.returncode == 0, f"mutants --budget exited {r.returncode}:\n{out[-2000:]}")
     try:

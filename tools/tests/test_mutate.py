@@ -1,16 +1,17 @@
 """ctest mutants/generator: the mutant generator (opcourse/mutation/mutate.py) on small sources and on every reference
 solution: comments, strings, docstrings, preprocessor lines and TORCH_CHECK messages are never edited; each mutant is
 a planted-case patch that applies exactly once and makes the text its id names; the operators make what they say."""
+
 import collections
 import io
 import re
 import sys
 import tokenize
 from pathlib import Path
-
-SOURCE = Path(__file__).resolve().parents[2]
 from opcourse import planted as planted_cases
 from opcourse.mutation import mutate
+
+SOURCE = Path(__file__).resolve().parents[2]
 
 failures: list[str] = []
 
@@ -49,7 +50,7 @@ def untouched_literals(name, text, texts):
         expect(not extra, f"{name}: a string, comment or preprocessor line was edited: {sorted(extra)[:3]}")
 
 
-CPP = r'''// a * b in a comment
+CPP = r"""// a * b in a comment
 #include <vector>  // a < b
 #define TWICE(x) ((x) + (x))
 static float f(const float* p, int n) {
@@ -61,7 +62,7 @@ static float f(const float* p, int n) {
   g(p, n);
   return s;
 }
-'''
+"""
 ms, texts = mutated_texts("a.cpp", CPP)
 labels = [m.label for m in ms]
 print("\n".join(labels))
@@ -75,13 +76,17 @@ expect(not any(":4:" in l and "arith" in l for l in labels), "the pointer in `co
 expect(not any("static_cast" in l and "relational" in l for l in labels), "a template bracket taken for a comparison")
 expect(any("`++` -> `--`" in l for l in labels), "no increment mutant")
 expect(any("`+=` -> `=`" in l for l in labels), "no compound-assignment mutant")
-expect(any("negate `n > 0` negated" in l for l in labels) is False,
-       "a single comparison is negated twice (relational already does)")
+expect(
+    any("negate `n > 0` negated" in l for l in labels) is False,
+    "a single comparison is negated twice (relational already does)",
+)
 expect(any("`s == 0 && n != 1` negated" in l for l in labels), "the if's condition is not negated")
 expect(any("`&& n != 1` dropped" in l for l in labels), "no dropped operand of &&")
 expect(any("delete `g(p, n);` removed" in l for l in labels), "the call statement is not removed")
-expect(not any("delete `float s = 0;`" in l or "delete `const char*" in l for l in labels),
-       "a declaration was removed (it would not compile)")
+expect(
+    not any("delete `float s = 0;`" in l or "delete `const char*" in l for l in labels),
+    "a declaration was removed (it would not compile)",
+)
 expect(not any("delete `return" in l for l in labels), "a return was removed (undefined behaviour, not a bug)")
 expect(any("delete `TORCH_CHECK(n > 0" in l for l in labels), "the TORCH_CHECK is not removed")
 expect(any("swap-args `p` <-> `n`" in l for l in labels), "g(p, n) is not swapped")

@@ -7,16 +7,17 @@
 2. With the real tool, installed on first use into its own environment under the course's cache: every reference
    solution's mutants keep those properties, and none edits a string literal. Without PyPI (the install fails) this
    part is SKIPPED (exit 77) with the reason, never passed."""
+
 import collections
 import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-SOURCE = Path(__file__).resolve().parents[2]
 from opcourse import planted as planted_cases
 from opcourse.mutation import mutate, mutate_universal
+
+SOURCE = Path(__file__).resolve().parents[2]
 
 failures: list[str] = []
 
@@ -46,7 +47,7 @@ def check_patches(name, text, ms):
 
 
 # --- 1. a stand-in for `mutate`: writes the mutant files a real run would, one of each kind ---------------------------
-CPP = '''#include <vector>  // a < b
+CPP = """#include <vector>  // a < b
 static int f(const int* p, int n) {
   TORCH_CHECK(n > 0, "n must be positive, got ", n);
   // add them up
@@ -54,7 +55,7 @@ static int f(const int* p, int n) {
   for (int i = 0; i < n; ++i) s += p[i];
   return s;
 }
-'''
+"""
 EDITS = {  # mutant file -> (old, new)
     "comment": ("// add them up", "// add them down"),
     "string": ('"n must be positive, got "', '"n must be negative, got "'),
@@ -67,18 +68,25 @@ EDITS = {  # mutant file -> (old, new)
 }
 with tempfile.TemporaryDirectory() as tmp:
     fake = Path(tmp) / "mutate"
-    lines = ["#!/usr/bin/env python3", "import sys, pathlib", "src, out = sys.argv[1], pathlib.Path(sys.argv[sys.argv.index('--mutantDir') + 1])",
-             "text = pathlib.Path(src).read_text()", f"edits = {list(EDITS.values())!r}",
-             "for k, (a, b) in enumerate(edits):",
-             "    (out / src.replace('.cpp', f'.mutant.{k}.cpp')).write_text(text.replace(a, b, 1))"]
+    lines = [
+        "#!/usr/bin/env python3",
+        "import sys, pathlib",
+        "src, out = sys.argv[1], pathlib.Path(sys.argv[sys.argv.index('--mutantDir') + 1])",
+        "text = pathlib.Path(src).read_text()",
+        f"edits = {list(EDITS.values())!r}",
+        "for k, (a, b) in enumerate(edits):",
+        "    (out / src.replace('.cpp', f'.mutant.{k}.cpp')).write_text(text.replace(a, b, 1))",
+    ]
     fake.write_text("\n".join(lines) + "\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     mutate_universal.mutate_command = lambda: fake
     ms = mutate_universal.mutants_of_text("ex", "a.cpp", CPP)
     got = sorted((m.line, m.col, m.description) for m in ms)
     print("\n".join(m.label for m in ms))
-    expect([(m.line, m.col) for m in sorted(ms, key=lambda m: m.line)] == [(6, 22), (7, 3)],
-           f"expected the code edit (6:22) and the inserted statement (7:3) only, got {got}")
+    expect(
+        [(m.line, m.col) for m in sorted(ms, key=lambda m: m.line)] == [(6, 22), (7, 3)],
+        f"expected the code edit (6:22) and the inserted statement (7:3) only, got {got}",
+    )
     expect(all(m.operator == "universalmutator" for m in ms), "the operator is not `universalmutator`")
     check_patches("a.cpp", CPP, ms)
 
@@ -91,13 +99,19 @@ def f(xs):
 '''
 expect(mutate_universal._left_alone("a.py", PY, PY.replace("a * b", "a / b")), "a docstring edit is kept")
 expect(mutate_universal._left_alone("a.py", PY, PY.replace("# doubled", "# tripled")), "a comment edit is kept")
-expect(mutate_universal._left_alone("a.py", PY, PY.replace('"""Sum: a * b."""', "pass")), "a docstring that became "
-       "`pass` is kept")
-expect(not mutate_universal._left_alone("a.py", PY, PY.replace("return sum(x * 2 for x in xs)", "pass")),
-       "a statement that became `pass` is dropped")
+expect(
+    mutate_universal._left_alone("a.py", PY, PY.replace('"""Sum: a * b."""', "pass")),
+    "a docstring that became `pass` is kept",
+)
+expect(
+    not mutate_universal._left_alone("a.py", PY, PY.replace("return sum(x * 2 for x in xs)", "pass")),
+    "a statement that became `pass` is dropped",
+)
 expect(not mutate_universal._left_alone("a.py", PY, PY.replace("x * 2", "x / 2")), "a code edit is dropped")
-expect(not mutate_universal._left_alone("a.py", PY, PY.replace("return", "retur")), "a mutant that does not parse "
-       "is dropped (it is stillborn, and counted so)")
+expect(
+    not mutate_universal._left_alone("a.py", PY, PY.replace("return", "retur")),
+    "a mutant that does not parse is dropped (it is stillborn, and counted so)",
+)
 expect(mutate_universal._edit("abcd", "abXd") == (2, 3, "X"), "the edit of a replaced character")
 expect(mutate_universal._edit("abcd", "abd") == (2, 3, ""), "the edit of a removed character")
 expect(mutate_universal._edit("ab", "abb") == (2, 2, "b"), "the edit of an appended character")
@@ -114,8 +128,12 @@ importlib.reload(mutate_universal)  # the real mutate_command again
 try:
     exe = mutate_universal.tool_dir() / "bin" / "mutate"
     if not exe.is_file():
-        r = subprocess.run([sys.executable, "-c", "from opcourse.mutation import mutate_universal as m; m.mutate_command()"],
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [sys.executable, "-c", "from opcourse.mutation import mutate_universal as m; m.mutate_command()"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if r.returncode != 0:
             print(f"SKIPPED: universalmutator could not be installed here: {(r.stderr or r.stdout).strip()[-300:]}")
             sys.exit(77)

@@ -2,6 +2,7 @@
 through the student's own door (set-up, the build's check, the judge). It must cost the judge's own work: at most the
 judge's compile of the edited file plus 5 s (the issue of the student's first hour: before, each round also rebuilt
 every stub with CMake and imported torch in the set-up, 61-64 s where the judge took 15 s)."""
+
 import json
 import os
 import shutil
