@@ -1,6 +1,6 @@
 // What the judge asks of course::mm16 (chapters 3 to 6): every input, drawn from the grade's seed, and every probe
 // the worker runs on them, named once here. The worker answers under these names (autograder/worker/groups_mm16.py,
-// as autograder/worker/mm16_protocol.json declares); the checks (mm16_N_*_checks.cpp) read the answers through
+// as autograder/schemas/worker/mm16_protocol.json declares); the checks (mm16_N_*_checks.cpp) read the answers through
 // answer(), which holds them to the same declaration, and take every shape they name from the calls, never from
 // literals. The plans are drawn in mm16_plan_inputs.cpp, sent, run and read back in mm16_plan.cpp, and what a call
 // must return is mm16_expected.cpp's.

@@ -37,7 +37,7 @@ def load_toolchain(path: Path | None = None) -> dict:
 
 
 def compile_flags(tc: dict) -> list[str]:
-    """The judge's compile flags for a submission's .cpp file (Session::build in autograder/judge/grading.cpp), less
+    """The judge's compile flags for a submission's .cpp file (Session::build in autograder/judge/build.cpp), less
     the precompiled header: toolchain.json's "cxx_flags", its definitions and its include folders."""
     if "cxx_flags" not in tc:
         die('toolchain.json has no "cxx_flags" (written by an older CMakeLists.txt): run ./course build', 1)
