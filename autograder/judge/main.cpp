@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "grading.hpp"
@@ -72,6 +73,20 @@ struct Options {
   std::vector<const char*> doctest_args;
 };
 
+// An option after which the judge is done: --list-checks, --help, or an unknown option (a usage error).
+int final_option(const std::string& a, char* argv0) {
+  if (a == "--list-checks") {
+    const char* query[] = {argv0, "--list-test-cases", "--reporters=names", "--no-version"};
+    doctest::Context names(4, query);
+    return names.run();
+  }
+  if (a == "-h" || a == "--help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  return usage_error("unknown option '" + a + "'");
+}
+
 // Reads the command line into `o`; an exit status when the judge is done already (help, --list-checks, a usage
 // error), else nothing.
 std::optional<int> read_options(int argc, char** argv, Options& o) {
@@ -79,48 +94,35 @@ std::optional<int> read_options(int argc, char** argv, Options& o) {
   cfg.course_root = COURSE_SOURCE_DIR;
   cfg.toolchain_file = fs::path(COURSE_BINARY_DIR) / "toolchain.json";
   o.doctest_args = {argv[0]};
+  // the options that take a value, and where it goes; then those that are a switch
+  const std::map<std::string, std::function<void(const std::string&)>> valued = {
+      {"--exercise", [&](const std::string& v) { cfg.exercise_id = v; }},
+      {"--submission", [&](const std::string& v) { cfg.submission = v; }},
+      {"--out", [&](const std::string& v) { cfg.out_dir = v; }},
+      {"--course-root", [&](const std::string& v) { cfg.course_root = v; }},
+      {"--toolchain", [&](const std::string& v) { cfg.toolchain_file = v; }},
+      {"--seed", [&](const std::string& v) { cfg.seed = std::stoull(v); }},
+      {"--worker-timeout", [&](const std::string& v) { cfg.worker_timeout_s = std::stod(v); }},
+      {"--test-fault", [&](const std::string& v) { cfg.test_fault = v; }}};
+  const std::map<std::string, std::function<void()>> switches = {{"--require-cuda", [&] { cfg.require_cuda = true; }},
+                                                                 {"--list", [&] { o.list = true; }},
+                                                                 {"--protections", [&] { o.protections = true; }},
+                                                                 {"--no-color", [&] { o.color = false; }}};
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* name) -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(name) + " needs a value");
-      return argv[++i];
-    };
+    const std::string a = argv[i];
+    if (a == "--") {  // the rest is doctest's
+      for (++i; i < argc; ++i) o.doctest_args.push_back(argv[i]);
+      break;
+    }
     try {
-      if (a == "--exercise")
-        cfg.exercise_id = value("--exercise");
-      else if (a == "--submission")
-        cfg.submission = value("--submission");
-      else if (a == "--out")
-        cfg.out_dir = value("--out");
-      else if (a == "--course-root")
-        cfg.course_root = value("--course-root");
-      else if (a == "--toolchain")
-        cfg.toolchain_file = value("--toolchain");
-      else if (a == "--seed")
-        cfg.seed = std::stoull(value("--seed"));
-      else if (a == "--worker-timeout")
-        cfg.worker_timeout_s = std::stod(value("--worker-timeout"));
-      else if (a == "--require-cuda")
-        cfg.require_cuda = true;
-      else if (a == "--test-fault")
-        cfg.test_fault = value("--test-fault");
-      else if (a == "--list")
-        o.list = true;
-      else if (a == "--list-checks") {
-        const char* query[] = {argv[0], "--list-test-cases", "--reporters=names", "--no-version"};
-        doctest::Context names(4, query);
-        return names.run();
-      } else if (a == "--protections")
-        o.protections = true;
-      else if (a == "--no-color")
-        o.color = false;
-      else if (a == "-h" || a == "--help") {
-        std::cout << kUsage;
-        return 0;
-      } else if (a == "--") {
-        for (++i; i < argc; ++i) o.doctest_args.push_back(argv[i]);
-      } else
-        return usage_error("unknown option '" + a + "'");
+      if (auto v = valued.find(a); v != valued.end()) {
+        if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+        v->second(argv[++i]);
+      } else if (auto s = switches.find(a); s != switches.end()) {
+        s->second();
+      } else {
+        return final_option(a, argv[0]);
+      }
     } catch (const std::exception& e) {
       return usage_error(e.what());
     }

@@ -52,78 +52,90 @@ std::map<std::string, std::string> submission_environment() {
   return env;
 }
 
+std::vector<std::string> Sandbox::bwrap_prefix(const ProcessSpec& spec, const fs::path& scratch,
+                                               const std::vector<fs::path>& read_only, const fs::path& compiler_cache,
+                                               bool as_init) const {
+  std::vector<std::string> argv = {bwrap_, "--die-with-parent", "--new-session"};
+  if (as_init) argv.push_back("--as-pid-1");
+  if (geteuid() == 0)
+    argv.insert(argv.end(),
+                {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"});
+  else
+    argv.push_back("--unshare-all");
+  // Folders bwrap would create on the way to a mount point copy the host's mode (/root is 0700): create them
+  // first, 0755, so the unprivileged uid can reach what is mounted below them.
+  std::vector<fs::path> mounted, made;
+  auto mount = [&](std::vector<std::string> how, const fs::path& dest) {
+    fs::path cur = "/";
+    for (auto it = dest.begin(); it != dest.end(); ++it) {
+      if (*it == "/") continue;
+      cur /= *it;
+      if (cur == dest) break;
+      bool exists = std::find(made.begin(), made.end(), cur) != made.end();
+      for (auto& m : mounted) exists = exists || inside(cur, m);
+      if (!exists) {
+        argv.insert(argv.end(), {"--perms", "0755", "--dir", cur.string()});
+        made.push_back(cur);
+      }
+    }
+    argv.insert(argv.end(), how.begin(), how.end());
+    // a bound folder brings its contents; a fresh tmpfs/proc/dev mount point is empty below itself
+    if (how[0] == "--ro-bind" || how[0] == "--bind")
+      mounted.push_back(dest);
+    else
+      made.push_back(dest);
+  };
+  // The fresh /proc, /dev and /tmp first: a toolchain folder under /tmp (a clone in /tmp) is bound over them.
+  mount({"--proc", "/proc"}, "/proc");
+  mount({"--dev", "/dev"}, "/dev");
+  // writable by the sandbox uid (nvcc's temp files), and bounded: a tmpfs lives in the host's memory, which every
+  // grade of a batch shares
+  mount({"--perms", "01777", "--size", std::to_string(tmp_bytes_), "--tmpfs", "/tmp"}, "/tmp");
+  std::error_code ec;
+  for (auto& p : system_ro_) {
+    if (fs::is_symlink(p, ec))
+      mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
+    else
+      mount({"--ro-bind", p.string(), p.string()}, p);
+  }
+  if (fs::exists("/sys", ec)) mount({"--ro-bind", "/sys", "/sys"}, "/sys");
+  for (auto& e : fs::directory_iterator("/dev", ec))
+    if (e.path().filename().string().rfind("nvidia", 0) == 0)
+      argv.insert(argv.end(), {"--dev-bind", e.path().string(), e.path().string()});
+  for (auto& p : read_only) mount({"--ro-bind", p.string(), p.string()}, p);
+  mount({"--bind", scratch.string(), scratch.string()}, scratch);
+  if (!compiler_cache.empty()) mount({"--bind", compiler_cache.string(), compiler_cache.string()}, compiler_cache);
+  argv.insert(argv.end(), {"--chdir", spec.cwd.empty() ? scratch.string() : spec.cwd, "--"});
+  return argv;
+}
+
+std::vector<std::string> Sandbox::limits_prefix(const ProcessSpec& spec) const {
+  std::vector<std::string> argv;
+  argv.push_back(prlimit_);
+  if (limit_nproc_) argv.push_back("--nproc=" + std::to_string(nproc_));
+  argv.push_back("--fsize=" + std::to_string(fsize_bytes_));
+  argv.push_back("--core=0");
+  // a compiler never initialises CUDA: its address space is capped on every machine
+  if (spec.compiler)
+    argv.push_back("--as=" + std::to_string(compile_memory_bytes_));
+  else if (limit_memory_)
+    argv.push_back("--as=" + std::to_string(memory_bytes_));
+  argv.push_back("--");
+  return argv;
+}
+
 std::vector<std::string> Sandbox::command(const ProcessSpec& spec, const fs::path& scratch,
                                           const std::vector<fs::path>& read_only, const fs::path& compiler_cache,
                                           int uid, bool as_init) const {
   if (uid < 0) uid = uid_;
   std::vector<std::string> argv;
-  if (use_bwrap_) {
-    argv = {bwrap_, "--die-with-parent", "--new-session"};
-    if (as_init) argv.push_back("--as-pid-1");
-    if (geteuid() == 0)
-      argv.insert(argv.end(),
-                  {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"});
-    else
-      argv.push_back("--unshare-all");
-    // Folders bwrap would create on the way to a mount point copy the host's mode (/root is 0700): create them
-    // first, 0755, so the unprivileged uid can reach what is mounted below them.
-    std::vector<fs::path> mounted, made;
-    auto mount = [&](std::vector<std::string> how, const fs::path& dest) {
-      fs::path cur = "/";
-      for (auto it = dest.begin(); it != dest.end(); ++it) {
-        if (*it == "/") continue;
-        cur /= *it;
-        if (cur == dest) break;
-        bool exists = std::find(made.begin(), made.end(), cur) != made.end();
-        for (auto& m : mounted) exists = exists || inside(cur, m);
-        if (!exists) {
-          argv.insert(argv.end(), {"--perms", "0755", "--dir", cur.string()});
-          made.push_back(cur);
-        }
-      }
-      argv.insert(argv.end(), how.begin(), how.end());
-      // a bound folder brings its contents; a fresh tmpfs/proc/dev mount point is empty below itself
-      if (how[0] == "--ro-bind" || how[0] == "--bind")
-        mounted.push_back(dest);
-      else
-        made.push_back(dest);
-    };
-    // The fresh /proc, /dev and /tmp first: a toolchain folder under /tmp (a clone in /tmp) is bound over them.
-    mount({"--proc", "/proc"}, "/proc");
-    mount({"--dev", "/dev"}, "/dev");
-    // writable by the sandbox uid (nvcc's temp files), and bounded: a tmpfs lives in the host's memory, which every
-    // grade of a batch shares
-    mount({"--perms", "01777", "--size", std::to_string(tmp_bytes_), "--tmpfs", "/tmp"}, "/tmp");
-    std::error_code ec;
-    for (auto& p : system_ro_) {
-      if (fs::is_symlink(p, ec))
-        mount({"--symlink", fs::read_symlink(p, ec).string(), p.string()}, p);
-      else
-        mount({"--ro-bind", p.string(), p.string()}, p);
-    }
-    if (fs::exists("/sys", ec)) mount({"--ro-bind", "/sys", "/sys"}, "/sys");
-    for (auto& e : fs::directory_iterator("/dev", ec))
-      if (e.path().filename().string().rfind("nvidia", 0) == 0)
-        argv.insert(argv.end(), {"--dev-bind", e.path().string(), e.path().string()});
-    for (auto& p : read_only) mount({"--ro-bind", p.string(), p.string()}, p);
-    mount({"--bind", scratch.string(), scratch.string()}, scratch);
-    if (!compiler_cache.empty()) mount({"--bind", compiler_cache.string(), compiler_cache.string()}, compiler_cache);
-    argv.insert(argv.end(), {"--chdir", spec.cwd.empty() ? scratch.string() : spec.cwd, "--"});
-  }
+  if (use_bwrap_) argv = bwrap_prefix(spec, scratch, read_only, compiler_cache, as_init);
   if (drop_uid_)
     argv.insert(argv.end(), {setpriv_, "--reuid=" + std::to_string(uid), "--regid=" + std::to_string(uid),
                              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"});
   if (limits_) {
-    argv.push_back(prlimit_);
-    if (limit_nproc_) argv.push_back("--nproc=" + std::to_string(nproc_));
-    argv.push_back("--fsize=" + std::to_string(fsize_bytes_));
-    argv.push_back("--core=0");
-    // a compiler never initialises CUDA: its address space is capped on every machine
-    if (spec.compiler)
-      argv.push_back("--as=" + std::to_string(compile_memory_bytes_));
-    else if (limit_memory_)
-      argv.push_back("--as=" + std::to_string(memory_bytes_));
-    argv.push_back("--");
+    auto bounds = limits_prefix(spec);
+    argv.insert(argv.end(), bounds.begin(), bounds.end());
   }
   auto first = spec.argv.begin();
   // The shared compiler cache is not writable from inside (one submission could poison another's build); a

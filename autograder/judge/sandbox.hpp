@@ -133,6 +133,11 @@ class Sandbox {
                                    const std::vector<std::filesystem::path>& read_only,
                                    const std::filesystem::path& compiler_cache = {}, int uid = -1,
                                    bool as_init = false) const;
+  // The parts of command(): bubblewrap's mounts, and prlimit's bounds.
+  std::vector<std::string> bwrap_prefix(const ProcessSpec& spec, const std::filesystem::path& scratch,
+                                        const std::vector<std::filesystem::path>& read_only,
+                                        const std::filesystem::path& compiler_cache, bool as_init) const;
+  std::vector<std::string> limits_prefix(const ProcessSpec& spec) const;
   std::map<std::string, std::string> environment(const std::map<std::string, std::string>& requested,
                                                  const std::filesystem::path& scratch) const;
   // The steps of configure() (sandbox_setup.cpp), each returning what the reports say of it when it is off.
