@@ -151,17 +151,8 @@ def feedback_report(student: str, per_ex: dict[str, Path], merged: dict) -> str:
     return "\n".join(parts)
 
 
-def cmd_batch(args) -> int:
-    subs = Path(args.submissions)
-    if not subs.is_dir():
-        die(f"{subs} is not a folder (expected one folder per student)")
-    out = Path(args.out) if args.out else subs.parent / (subs.name + "-grades")
-    judge = judge_path()
-    exercises = [resolve_exercise(e) for e in args.exercises.split(",")] if args.exercises else exercise_ids()
-    # a student folder that is a link is listed (the student gets a row) and refused, never followed
-    students = sorted(p for p in subs.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
-    if not students:
-        die(f"{subs} holds no student folders")
+def _jobs(args, subs: Path, out: Path, judge: Path, students: list[Path], exercises: list[str]) -> list[tuple]:
+    """One job per student and exercise: (student, exercise, submission, output folder, cache key, why refused)."""
     judge_key = file_hash(judge) + file_hash(BUILD / "toolchain.json") + hash_tree(ROOT / "autograder" / "worker")
     jobs = []
     for st in students:
@@ -180,7 +171,12 @@ def cmd_batch(args) -> int:
                 + file_hash(ROOT / "autograder" / "metadata" / "checks.json").encode()
             ).hexdigest()
             jobs.append((st.name, ex, sub, out / "students" / st.name / ex, key, refused))
-    say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
+    return jobs
+
+
+def _grade_jobs(args, jobs: list[tuple]) -> tuple[dict, dict, float]:
+    """Every job graded, --jobs at once: the reports by (student, exercise), the judge's seconds per exercise, the
+    wall-clock seconds."""
     bar = Progress(len(jobs))
     rows: dict[tuple[str, str], Report] = {}
     seconds: dict[str, list[float]] = {}  # per exercise, the judge's time for each submission it graded
@@ -197,8 +193,10 @@ def cmd_batch(args) -> int:
             if took is not None:
                 seconds.setdefault(ex, []).append(took)
             bar.tick(f"{st}/{ex} {r.score:g}/{r.max_score:g}", cached)
-    wall = time.monotonic() - wall_start
-    out.mkdir(parents=True, exist_ok=True)
+    return rows, seconds, time.monotonic() - wall_start
+
+
+def _write_gradebook(out: Path, students: list[Path], exercises: list[str], rows: dict) -> None:
     with open(out / "gradebook.csv", "w", newline="") as fh:
         w = spreadsheet.writer(fh)  # a student's folder name is text, never a formula (spreadsheet.py)
         w.writerow(["student"] + exercises + ["total", "max", "not_graded", "not_graded_why", "protections_off"])
@@ -222,19 +220,19 @@ def cmd_batch(args) -> int:
                     " ".join(off),
                 ]
             )
+
+
+def _write_student_reports(out: Path, students: list[Path], exercises: list[str], rows: dict) -> None:
+    """Each student's results.json (Gradescope's format) and feedback.md."""
     for st in students:
         per_ex = {ex: out / "students" / st.name / ex for ex in exercises}
         merged = merge_results(st.name, per_ex, {ex: rows[(st.name, ex)] for ex in exercises})
         write_results(out / "students" / st.name / "results.json", merged)
         (out / "students" / st.name / "feedback.md").write_text(feedback_report(st.name, per_ex, merged))
-    report = throughput(seconds, wall, args.jobs)
-    (out / "throughput.json").write_text(json.dumps(report, indent=2))
-    for line in report["lines"]:
-        say(line)
-    say(f"gradebook: {out / 'gradebook.csv'}")
-    say(f"per student: {out}/students/NAME/results.json (Gradescope format) and feedback.md")
-    if args.summary:
-        say((out / "gradebook.csv").read_text().rstrip())
+
+
+def _warnings(args, rows: dict) -> int:
+    """The warnings after the run: protections off, points not graded here (a failure with --require-cuda)."""
     off = sorted({p for r in rows.values() for p in r.protections_off()})
     if off:
         say(f"WARNING: graded with sandbox protections off: {', '.join(off)} (gradebook column protections_off)")
@@ -249,3 +247,31 @@ def cmd_batch(args) -> int:
         if args.require_cuda:
             return 1
     return 0
+
+
+def cmd_batch(args) -> int:
+    subs = Path(args.submissions)
+    if not subs.is_dir():
+        die(f"{subs} is not a folder (expected one folder per student)")
+    out = Path(args.out) if args.out else subs.parent / (subs.name + "-grades")
+    judge = judge_path()
+    exercises = [resolve_exercise(e) for e in args.exercises.split(",")] if args.exercises else exercise_ids()
+    # a student folder that is a link is listed (the student gets a row) and refused, never followed
+    students = sorted(p for p in subs.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
+    if not students:
+        die(f"{subs} holds no student folders")
+    jobs = _jobs(args, subs, out, judge, students, exercises)
+    say(f"grading {len(students)} student(s) x {len(exercises)} exercise(s) with {args.jobs} job(s) into {out}")
+    rows, seconds, wall = _grade_jobs(args, jobs)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_gradebook(out, students, exercises, rows)
+    _write_student_reports(out, students, exercises, rows)
+    report = throughput(seconds, wall, args.jobs)
+    (out / "throughput.json").write_text(json.dumps(report, indent=2))
+    for line in report["lines"]:
+        say(line)
+    say(f"gradebook: {out / 'gradebook.csv'}")
+    say(f"per student: {out}/students/NAME/results.json (Gradescope format) and feedback.md")
+    if args.summary:
+        say((out / "gradebook.csv").read_text().rstrip())
+    return _warnings(args, rows)

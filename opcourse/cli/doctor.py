@@ -57,69 +57,83 @@ def run_quiet(argv: list[str], timeout: float = 60) -> tuple[int, str]:
         return 127, str(e)
 
 
-def cmd_doctor(args) -> int:
-    deps_root = os.environ.get("COURSE_DEPS_ROOT", "")
-    results = []  # (name, ok, detail, fix, required)
+APT = "apt-get update && apt-get install -y --no-install-recommends"
 
-    def check(name, ok, detail, fix, required=True):
-        results.append((name, ok, detail, fix, required))
 
-    def which(*names):
+class _Checks:
+    """The checks' results in order, (name, ok, detail, fix, required), and where the tools are looked for."""
+
+    def __init__(self) -> None:
+        self.deps_root = os.environ.get("COURSE_DEPS_ROOT", "")
+        self.results: list[tuple] = []
+
+    def check(self, name, ok, detail, fix, required=True) -> None:
+        self.results.append((name, ok, detail, fix, required))
+
+    def which(self, *names) -> str | None:
+        # COURSE_DEPS_ROOT: Debian packages unpacked with dpkg -x on a machine with no apt access
         for n in names:
             p = shutil.which(n)
             if p:
                 return p
-            if deps_root and Path(deps_root, "usr/bin", n).exists():
-                return str(Path(deps_root, "usr/bin", n))
+            if self.deps_root and Path(self.deps_root, "usr/bin", n).exists():
+                return str(Path(self.deps_root, "usr/bin", n))
         return None
 
-    apt = "apt-get update && apt-get install -y --no-install-recommends"
+
+def _check_python(c: _Checks) -> str | None:
+    """The course's Python with torch, and a CUDA device torch sees; the CUDA version torch was built for."""
     py = find_course_python()
     torch_cuda = None
-    if py:
-        rc, out = run_quiet(
-            [
-                py,
-                "-c",
-                "import torch, safetensors; n = torch.cuda.device_count(); "
-                "print(n, torch.cuda.get_device_name(0) if n else '-'); "
-                "print(torch.__version__, torch.version.cuda)",
-            ],
-            120,
-        )
-        ok = rc == 0
-        if ok:
-            gpu_line, out = out.splitlines()[-2], out.splitlines()[-1]
-            torch_cuda = out.split()[-1]
-            gpus, gpu_name = gpu_line.split(" ", 1)
-        check(
-            "python + torch",
-            ok,
-            f"{py}: torch {out}" if ok else out.splitlines()[-1] if out else py,
-            f"{py} -m pip install -r requirements/course.txt",
-        )
-        if ok:
-            needs = gpu_points()
-            check(
-                "CUDA GPU",
-                gpus != "0",
-                f"{gpus} x {gpu_name}"
-                if gpus != "0"
-                else f"none visible to torch: {needs:g} points of the course's checks run only on a GPU; here they are "
-                "SKIPPED (not passed), and `./course grade` says `not done` for those exercises",
-                "grade the CUDA exercises on a machine with an NVIDIA GPU and its driver (nvidia-smi lists it)",
-                False,
-            )
-    else:
-        check(
+    if not py:
+        c.check(
             "python + torch",
             False,
             "no course venv and COURSE_PYTHON is unset",
             "tools/setup.sh   (creates the venv; or export COURSE_PYTHON=/path/to/python-with-torch)",
         )
+        return None
+    rc, out = run_quiet(
+        [
+            py,
+            "-c",
+            "import torch, safetensors; n = torch.cuda.device_count(); "
+            "print(n, torch.cuda.get_device_name(0) if n else '-'); "
+            "print(torch.__version__, torch.version.cuda)",
+        ],
+        120,
+    )
+    ok = rc == 0
+    if ok:
+        gpu_line, out = out.splitlines()[-2], out.splitlines()[-1]
+        torch_cuda = out.split()[-1]
+        gpus, gpu_name = gpu_line.split(" ", 1)
+    c.check(
+        "python + torch",
+        ok,
+        f"{py}: torch {out}" if ok else out.splitlines()[-1] if out else py,
+        f"{py} -m pip install -r requirements/course.txt",
+    )
+    if ok:
+        needs = gpu_points()
+        c.check(
+            "CUDA GPU",
+            gpus != "0",
+            f"{gpus} x {gpu_name}"
+            if gpus != "0"
+            else f"none visible to torch: {needs:g} points of the course's checks run only on a GPU; here they are "
+            "SKIPPED (not passed), and `./course grade` says `not done` for those exercises",
+            "grade the CUDA exercises on a machine with an NVIDIA GPU and its driver (nvidia-smi lists it)",
+            False,
+        )
+    return torch_cuda
+
+
+def _check_nvcc(c: _Checks) -> tuple[str | None, bool]:
+    """nvcc, or what the course does without the toolkit; nvcc's CUDA version and whether COURSE_CUDA=off."""
     nvcc = (
         os.environ.get("CUDACXX")
-        or which("nvcc")
+        or c.which("nvcc")
         or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
     )
     nvcc_ver = None
@@ -129,10 +143,10 @@ def cmd_doctor(args) -> int:
         nvcc_ver = m.group(1) if m else None
     no_toolkit = os.environ.get("COURSE_CUDA") == "off"
     if nvcc_ver and not no_toolkit:
-        check("nvcc", True, f"{nvcc} (CUDA {nvcc_ver})", "")
+        c.check("nvcc", True, f"{nvcc} (CUDA {nvcc_ver})", "")
     else:
         adds = toolkit_adds()
-        check(
+        c.check(
             "nvcc",
             False,
             (
@@ -145,26 +159,36 @@ def cmd_doctor(args) -> int:
             + ("" if no_toolkit else "; or work without it: export COURSE_CUDA=off (those rows are then SKIPPED)"),
             required=not no_toolkit,
         )
+    return nvcc_ver, no_toolkit
+
+
+def _check_torch_matches_nvcc(c: _Checks, torch_cuda: str | None, nvcc_ver: str | None, no_toolkit: bool) -> None:
     if torch_cuda and nvcc_ver and not no_toolkit:
         same = torch_cuda.split(".")[0] == nvcc_ver.split(".")[0]
-        check(
+        c.check(
             "torch CUDA = nvcc major",
             same,
             f"torch built for CUDA {torch_cuda}, nvcc is {nvcc_ver}",
             f"COURSE_TORCH='torch==VERSION' COURSE_TORCH_INDEX=https://download.pytorch.org/whl/cu{nvcc_ver.split('.')[0]}X "
             "tools/setup.sh   (a torch built for your CUDA, in an environment of its own: README, your machine)",
         )
-    cmake = which("cmake")
+
+
+def _check_build_tools(c: _Checks) -> None:
+    """cmake, ninja and a compiler that builds C++20 (compiled, not guessed from its version)."""
+    cmake = c.which("cmake")
     if cmake:
         rc, out = run_quiet([cmake, "--version"])
         m = re.search(r"version (\d+)\.(\d+)", out)
         ok = bool(m) and (int(m.group(1)), int(m.group(2))) >= (3, 24)
-        check("cmake >= 3.24", ok, f"{cmake} {m.group(0) if m else out[:60]}", f"{apt} cmake   (or pip install cmake)")
+        c.check(
+            "cmake >= 3.24", ok, f"{cmake} {m.group(0) if m else out[:60]}", f"{APT} cmake   (or pip install cmake)"
+        )
     else:
-        check("cmake >= 3.24", False, "not found", f"{apt} cmake")
-    ninja = which("ninja")
-    check("ninja", bool(ninja), ninja or "not found", f"{apt} ninja-build")
-    cxx = os.environ.get("CXX") or which("c++", "g++")
+        c.check("cmake >= 3.24", False, "not found", f"{APT} cmake")
+    ninja = c.which("ninja")
+    c.check("ninja", bool(ninja), ninja or "not found", f"{APT} ninja-build")
+    cxx = os.environ.get("CXX") or c.which("c++", "g++")
     if cxx:
         rc, out = run_quiet([cxx, "--version"])
         first = out.splitlines()[0] if out else ""
@@ -174,14 +198,17 @@ def cmd_doctor(args) -> int:
                 "#include <span>\n#include <concepts>\nint main(){ std::span<int> s; return (int)s.size(); }\n"
             )
             rc2, out2 = run_quiet([cxx, "-std=c++20", "-c", str(src), "-o", str(Path(t, "a.o"))])
-        check(
+        c.check(
             "C++20 compiler",
             rc2 == 0,
             f"{cxx}: {first}" if rc2 == 0 else f"{cxx} cannot compile C++20: {out2[-200:]}",
-            f"{apt} g++   (g++ 12 or newer; or export CXX=/path/to/g++)",
+            f"{APT} g++   (g++ 12 or newer; or export CXX=/path/to/g++)",
         )
     else:
-        check("C++20 compiler", False, "no c++ / g++ on PATH", f"{apt} g++")
+        c.check("C++20 compiler", False, "no c++ / g++ on PATH", f"{APT} g++")
+
+
+def _check_headers(c: _Checks) -> None:
     for name, header, pkg in (
         ("doctest headers", "doctest/doctest.h", "doctest-dev"),
         ("nlohmann-json headers", "nlohmann/json.hpp", "nlohmann-json3-dev"),
@@ -191,20 +218,24 @@ def cmd_doctor(args) -> int:
                 str(p)
                 for p in (
                     Path("/usr/include", header),
-                    Path(deps_root or "/nonexistent", "usr/include", header),
+                    Path(c.deps_root or "/nonexistent", "usr/include", header),
                     Path("/usr/local/include", header),
                 )
                 if p.is_file()
             ),
             None,
         )
-        check(name, bool(found), found or "not found", f"{apt} {pkg}")
-    ccache = which("ccache")
-    check("ccache", bool(ccache), ccache or "not found (regrades recompile everything)", f"{apt} ccache", False)
-    bwrap = which("bwrap")
+        c.check(name, bool(found), found or "not found", f"{APT} {pkg}")
+
+
+def _check_optional(c: _Checks) -> None:
+    """The tools the course works without: ccache, bubblewrap (that it can sandbox, not only that it is there), chromium."""
+    ccache = c.which("ccache")
+    c.check("ccache", bool(ccache), ccache or "not found (regrades recompile everything)", f"{APT} ccache", False)
+    bwrap = c.which("bwrap")
     if bwrap:
         rc, out = run_quiet([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"])
-        check(
+        c.check(
             "bubblewrap",
             rc == 0,
             bwrap if rc == 0 else f"{bwrap} present but cannot sandbox: {out[-200:]}",
@@ -212,16 +243,19 @@ def cmd_doctor(args) -> int:
             False,
         )
     else:
-        check("bubblewrap", False, "not found (grading runs without the sandbox, loudly)", f"{apt} bubblewrap", False)
-    chromium = which("chromium", "chromium-browser", "google-chrome")
-    check(
+        c.check("bubblewrap", False, "not found (grading runs without the sandbox, loudly)", f"{APT} bubblewrap", False)
+    chromium = c.which("chromium", "chromium-browser", "google-chrome")
+    c.check(
         "chromium",
         bool(chromium),
         chromium or "not found (only needed to render the site to PDF/screenshots)",
-        f"{apt} chromium",
+        f"{APT} chromium",
         False,
     )
 
+
+def _print_results(results: list[tuple]) -> int:
+    """One line per check (the detail and the fix under each that failed); 1 when a required one failed."""
     width = max(len(r[0]) for r in results)
     bad_required = 0
     for name, ok, detail, fix, required in results:
@@ -237,3 +271,14 @@ def cmd_doctor(args) -> int:
         return 1
     say("doctor: everything the course needs is here")
     return 0
+
+
+def cmd_doctor(args) -> int:
+    c = _Checks()
+    torch_cuda = _check_python(c)
+    nvcc_ver, no_toolkit = _check_nvcc(c)
+    _check_torch_matches_nvcc(c, torch_cuda, nvcc_ver, no_toolkit)
+    _check_build_tools(c)
+    _check_headers(c)
+    _check_optional(c)
+    return _print_results(c.results)

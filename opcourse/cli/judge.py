@@ -133,28 +133,41 @@ def run_judge(
     # the judge dies with this command (a batch stopped must not leave judges grading): see the judge's main.cpp
     env = dict(os.environ if env is None else env, COURSE_JUDGE_PARENT=str(os.getpid()))
     if show == "capture":
-        argv = judge_argv(ex, submission, out, **options)
-        try:
-            r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return JudgeRun(-1, seconds=time.monotonic() - t0, timed_out=True)
-        return JudgeRun(r.returncode, r.stdout, r.stderr, time.monotonic() - t0)
+        return _run_captured(judge_argv(ex, submission, out, **options), env, timeout, t0)
     if show == "stream":
-        proc = subprocess.Popen(judge_argv(ex, submission, out, **options), env=env)
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            return JudgeRun(-1, seconds=time.monotonic() - t0, timed_out=True)
-        except KeyboardInterrupt:  # Ctrl-C reached the judge too: its status says how it ended
-            rc = proc.wait()
-        return JudgeRun(rc, seconds=time.monotonic() - t0)
+        return _run_streamed(judge_argv(ex, submission, out, **options), env, timeout, t0)
     if show != "progress":
         raise ValueError(f"run_judge: show={show!r}")
     if out is None:
         raise ValueError("run_judge: show='progress' needs the out folder")
-    out = Path(out)
+    return _run_with_progress(ex, submission, Path(out), env, t0, lead_with_build_error, options)
+
+
+def _run_captured(argv: list[str], env: dict, timeout: float | None, t0: float) -> JudgeRun:
+    try:
+        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return JudgeRun(-1, seconds=time.monotonic() - t0, timed_out=True)
+    return JudgeRun(r.returncode, r.stdout, r.stderr, time.monotonic() - t0)
+
+
+def _run_streamed(argv: list[str], env: dict, timeout: float | None, t0: float) -> JudgeRun:
+    proc = subprocess.Popen(argv, env=env)
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return JudgeRun(-1, seconds=time.monotonic() - t0, timed_out=True)
+    except KeyboardInterrupt:  # Ctrl-C reached the judge too: its status says how it ended
+        rc = proc.wait()
+    return JudgeRun(rc, seconds=time.monotonic() - t0)
+
+
+def _run_with_progress(
+    ex: str, submission, out: Path, env: dict, t0: float, lead_with_build_error: bool, options: dict
+) -> JudgeRun:
+    """run_judge's "progress": the judge's output read whole while the progress line and the decided rows show."""
     tty = sys.stdout.isatty()
     if not tty:
         options["color"] = False
@@ -165,6 +178,25 @@ def run_judge(
     chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
     reader.start()
+    shown = _show_progress(proc, out, wall_start, t0, tty)
+    reader.join()
+    if tty:
+        print("\r" + " " * 78 + "\r", end="")
+        if shown:  # the rows as decided give way to the judge's table
+            print(f"\x1b[{len(shown)}A\x1b[J", end="")
+    text = b"".join(chunks).decode(errors="replace")
+    first_error = build_error(out, since=wall_start) if lead_with_build_error else ""
+    if first_error:
+        say(f"first error: {first_error}")
+    sys.stdout.write(text)
+    seconds = time.monotonic() - t0
+    say(f"graded in {seconds:.1f} s")
+    return JudgeRun(proc.returncode, text, "", seconds)
+
+
+def _show_progress(proc: subprocess.Popen, out: Path, wall_start: float, t0: float, tty: bool) -> list[str]:
+    """Until the judge ends: its phase (one line, rewritten in place on a terminal) and each row once decided. The
+    ids of the rows printed."""
     last = ""
     shown: list[str] = []  # ids of the rows printed as decided (none while the build has not passed: a failed
     # build's output leads with its first error)
@@ -188,16 +220,4 @@ def run_judge(
             say(line)
         last = phase
         time.sleep(0.25)
-    reader.join()
-    if tty:
-        print("\r" + " " * 78 + "\r", end="")
-        if shown:  # the rows as decided give way to the judge's table
-            print(f"\x1b[{len(shown)}A\x1b[J", end="")
-    text = b"".join(chunks).decode(errors="replace")
-    first_error = build_error(out, since=wall_start) if lead_with_build_error else ""
-    if first_error:
-        say(f"first error: {first_error}")
-    sys.stdout.write(text)
-    seconds = time.monotonic() - t0
-    say(f"graded in {seconds:.1f} s")
-    return JudgeRun(proc.returncode, text, "", seconds)
+    return shown

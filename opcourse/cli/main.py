@@ -188,6 +188,14 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
         "Examples: ./course mutants 03 --jobs 2;  ./course mutants --sample 2 --seed commit --check;  "
         "./course mutants 06 --list;  ./course mutants 06 --show ID."
     )
+    # three groups, in the order --help lists them
+    _p_mutants_which(p)
+    _p_mutants_judging(p)
+    _p_mutants_output(p)
+
+
+def _p_mutants_which(p: argparse.ArgumentParser) -> None:
+    """mutants: which mutants (exercises, sample, seed, files, operators, generator) and how many graded at once."""
     p.add_argument("exercises", metavar="EX", nargs="*", help="exercises (id, number or name; default: all)")
     p.add_argument(
         "--sample",
@@ -232,6 +240,10 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
         "universalmutator's rules (PyPI, installed on first use into an environment of its own; its "
         "reports go to a universalmutator/ folder of the output)",
     )
+
+
+def _p_mutants_judging(p: argparse.ArgumentParser) -> None:
+    """mutants: how the judge grades them (GPU, time limits, the run's budget)."""
     p.add_argument(
         "--gpu",
         choices=("auto", "yes", "no"),
@@ -264,6 +276,10 @@ def p_mutants(p: argparse.ArgumentParser) -> None:
         help="wall-clock seconds for the whole run: a mutant not started by then is 'not run', and the "
         "reports are written with what was graded (a machine lent for minutes; the cache resumes)",
     )
+
+
+def _p_mutants_output(p: argparse.ArgumentParser) -> None:
+    """mutants: what the run prints or writes, the reference's baseline, the cache and the work folders."""
     p.add_argument("--list", action="store_true", help="list the mutants (id, file:line:col, operator, edit) and exit")
     p.add_argument("--show", metavar="ID", action="append", help="print this mutant's diff and exit (repeatable)")
     p.add_argument("--out", metavar="DIR", help="where the reports go (default: build/mutants)")

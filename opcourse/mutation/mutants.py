@@ -324,6 +324,42 @@ def pct(score: float | None) -> str:
     return "n/a" if score is None else f"{100 * score:.0f} %"
 
 
+def _report_lists(results: list[dict]) -> list[str]:
+    """The report's lists by verdict: survivors (with diffs), listed entries killed, equivalents, the rest."""
+    md: list[str] = []
+    survivors = [r for r in results if r["status"] == "survived"]
+    if survivors:
+        md += [
+            "",
+            "## Survivors",
+            "",
+            "Each is a missing check until it is killed or listed, with the reason, in "
+            "`opcourse/mutation/equivalent.json`.",
+        ]
+        for r in survivors:
+            known = r.get("missing_check")
+            md += ["", f"### {r['id']} {r['label']}", ""]
+            md += (
+                [f"Known missing check (opcourse/mutation/missing_checks.json): {known}", ""]
+                if known
+                else ["**New**: listed neither as equivalent nor as a known missing check.", ""]
+            )
+            md += ["```diff", r["diff"], "```"]
+    listed_killed = [r for r in results if r.get("listed_problem")]
+    if listed_killed:
+        md += ["", "## Listed entries the grader kills", ""]
+        md += [f"- {r['id']} {r['label']}: {r['listed_problem']}" for r in listed_killed]
+    eq = [r for r in results if r["status"] == "equivalent"]
+    if eq:
+        md += ["", "## Equivalent (opcourse/mutation/equivalent.json)", ""]
+        md += [f"- {r['id']} {r['label']}: {r['reason']}" for r in eq]
+    rest = [r for r in results if r["status"] in ("timed out", "not judged", "not run", "error")]
+    if rest:
+        md += ["", "## Timed out, not judged here, not run, errors", ""]
+        md += [f"- {r['status']}: {r['id']} {r['label']}: {r['detail']}" for r in rest]
+    return md
+
+
 def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
     run = dict(run)
     not_graded = run.pop("not_graded", [])
@@ -372,36 +408,7 @@ def write_reports(out: Path, ex: str, run: dict, results: list[dict]) -> dict:
     if by_row:
         md += ["", "Rows that killed (a mutant may fail several):", "", "| row | mutants killed |", "| --- | --- |"]
         md += [f"| `{row}` | {n} |" for row, n in summary["killed_by_row"].items()]
-    survivors = [r for r in results if r["status"] == "survived"]
-    if survivors:
-        md += [
-            "",
-            "## Survivors",
-            "",
-            "Each is a missing check until it is killed or listed, with the reason, in "
-            "`opcourse/mutation/equivalent.json`.",
-        ]
-        for r in survivors:
-            known = r.get("missing_check")
-            md += ["", f"### {r['id']} {r['label']}", ""]
-            md += (
-                [f"Known missing check (opcourse/mutation/missing_checks.json): {known}", ""]
-                if known
-                else ["**New**: listed neither as equivalent nor as a known missing check.", ""]
-            )
-            md += ["```diff", r["diff"], "```"]
-    listed_killed = [r for r in results if r.get("listed_problem")]
-    if listed_killed:
-        md += ["", "## Listed entries the grader kills", ""]
-        md += [f"- {r['id']} {r['label']}: {r['listed_problem']}" for r in listed_killed]
-    eq = [r for r in results if r["status"] == "equivalent"]
-    if eq:
-        md += ["", "## Equivalent (opcourse/mutation/equivalent.json)", ""]
-        md += [f"- {r['id']} {r['label']}: {r['reason']}" for r in eq]
-    rest = [r for r in results if r["status"] in ("timed out", "not judged", "not run", "error")]
-    if rest:
-        md += ["", "## Timed out, not judged here, not run, errors", ""]
-        md += [f"- {r['status']}: {r['id']} {r['label']}: {r['detail']}" for r in rest]
+    md += _report_lists(results)
     md += ["", "## Every mutant", "", "| id | verdict | mutant | rows failed |", "| --- | --- | --- | --- |"]
     for r in results:
         rows = ", ".join(r["rows_failed"][:4]) + (" ..." if len(r["rows_failed"]) > 4 else "")
@@ -524,8 +531,8 @@ def select(ex: str, mutants: list[mutate.Mutant], args, gpu: bool, eq: dict, mis
     return sorted(picked, key=lambda m: order[m.id]), note
 
 
-def cmd_mutants(args) -> int:
-    args.seed = resolve_seed(args.seed)
+def _parse_operators(args) -> None:
+    """--operators, checked and split into the course generator's operator names."""
     if args.operators and args.generator != "course":
         die("--operators: the course generator's operators (universalmutator's rules are not selectable here)")
     if args.operators:
@@ -533,182 +540,233 @@ def cmd_mutants(args) -> int:
         unknown = [o for o in args.operators if o not in mutate.OPERATORS]
         if unknown:
             die(f"--operators: unknown {', '.join(unknown)} (known: {', '.join(mutate.OPERATORS)})")
-    exercises = [resolve_exercise(e) for e in args.exercises if e != "all"] or exercise_ids()
+
+
+def _listed_or_die() -> tuple[dict, dict]:
+    """The equivalent and missing-check entries; a stale entry stops the run before anything is graded."""
     eq, missing, problems = listed()
     if problems:
         for p in problems:
             print(f"course: {p}", file=sys.stderr)
         die("opcourse/mutation/ lists entries that no longer apply (fix or remove them)", 1)
-    gpu = has_gpu(args.gpu)
+    return eq, missing
 
-    plans = []
-    for ex in exercises:
-        meta = load_exercise(ex)
-        files = own_files(ex, meta)
-        if args.files:
-            wanted = [f.strip() for f in args.files.split(",") if f.strip()]
-            files = [f for f in wanted if (ROOT / "solutions" / ex / f).is_file()]
-        elif args.all_files:
-            files = sorted(
-                p.name
-                for p in (ROOT / "solutions" / ex).iterdir()
-                if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES)
+
+def _files_to_mutate(ex: str, args) -> list[str]:
+    """The solution files of EX whose mutants are generated: its own by default, --files or --all-files otherwise."""
+    meta = load_exercise(ex)
+    files = own_files(ex, meta)
+    if args.files:
+        wanted = [f.strip() for f in args.files.split(",") if f.strip()]
+        files = [f for f in wanted if (ROOT / "solutions" / ex / f).is_file()]
+    elif args.all_files:
+        files = sorted(
+            p.name
+            for p in (ROOT / "solutions" / ex).iterdir()
+            if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES)
+        )
+    return files
+
+
+def _plan(ex: str, args, gpu: bool, eq: dict, missing: dict) -> tuple:
+    """One exercise's plan: (ex, files, every mutant, those chosen, how the sample was drawn)."""
+    files = _files_to_mutate(ex, args)
+    mutants = mutants_of(ex, files, args.generator)
+    chosen, note = select(ex, mutants, args, gpu, eq, missing)
+    return ex, files, mutants, chosen, note
+
+
+def _print_plans(args, plans: list, eq: dict, missing: dict) -> None:
+    """--list and --show: the chosen mutants (and their diffs), nothing graded."""
+    for ex, files, mutants, chosen, note in plans:
+        for m in chosen:
+            if args.show and m.id not in args.show:
+                continue
+            tag = (
+                "equivalent" if m.id in eq else "missing-check" if m.id in missing else "gpu-only" if m.gpu_only else ""
             )
-        mutants = mutants_of(ex, files, args.generator)
-        chosen, note = select(ex, mutants, args, gpu, eq, missing)
-        plans.append((ex, files, mutants, chosen, note))
+            say(f"{ex} {m.id} {m.label}" + (f"  [{tag}]" if tag else ""))
+            if args.show:
+                say(diff_of(m))
+        if args.list and not args.show:
+            say(
+                f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
+                + (f" ({note})" if note else "")
+            )
 
-    if args.list or args.show:
-        for ex, files, mutants, chosen, note in plans:
-            for m in chosen:
-                if args.show and m.id not in args.show:
-                    continue
-                tag = (
-                    "equivalent"
-                    if m.id in eq
-                    else "missing-check"
-                    if m.id in missing
-                    else "gpu-only"
-                    if m.gpu_only
-                    else ""
-                )
-                say(f"{ex} {m.id} {m.label}" + (f"  [{tag}]" if tag else ""))
-                if args.show:
-                    say(diff_of(m))
-            if args.list and not args.show:
-                say(
-                    f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
-                    + (f" ({note})" if note else "")
-                )
-        return 0
 
-    judge_path()  # dies with the fix when the judge is not built
+def _reports_dir(args) -> Path:
     out = Path(args.out) if args.out else (ROOT / "evidence" / "mutants" if args.evidence else BUILD / "mutants")
     if args.generator != "course" and not args.out:
         out = out / args.generator  # its reports beside, never over, the course generator's
-    command = "./course mutants " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["mutants"] else sys.argv[1:])
-    commit = git_commit()[:12] or "unknown"
+    return out
+
+
+def _not_judged(chosen: list, to_grade: list) -> dict[str, dict]:
+    """The results of the GPU-only mutants this machine cannot judge."""
+    results: dict[str, dict] = {}
+    for m in chosen:
+        if m not in to_grade:
+            results[m.id] = {
+                "status": "not judged",
+                "rows_failed": [],
+                "cached": False,
+                "seconds": 0.0,
+                "detail": "GPU-only code and no CUDA device here (--grade-gpu-only grades it "
+                "anyway: stillborn and CPU-row kills)",
+            }
+    return results
+
+
+def _grade_all(args, grader, to_grade: list, results: dict, started: float) -> None:
+    """Grades TO_GRADE, --jobs at once, into RESULTS, printing each verdict as it comes."""
+    lock = threading.Lock()
+    done = [0]
+
+    def one(m: mutate.Mutant) -> None:
+        if args.budget and time.monotonic() - started > args.budget:
+            r = {
+                "status": "not run",
+                "rows_failed": [],
+                "cached": False,
+                "seconds": 0.0,
+                "detail": f"not graded: the run's time budget (--budget {args.budget:g} s) ran out first",
+            }
+        else:
+            r = grader.grade(m)
+        with lock:
+            results[m.id] = r
+            done[0] += 1
+            rows = f" ({', '.join(r['rows_failed'][:3])})" if r["rows_failed"] and r["status"] != "stillborn" else ""
+            say(
+                f"  [{done[0]}/{len(to_grade)}] {r['status']:<10} {m.id} {m.label}{rows}"
+                f"  {'cached' if r['cached'] else str(r['seconds']) + ' s'}"
+            )
+
+    with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(one, to_grade))
+
+
+def _final_result(
+    ex: str, m: mutate.Mutant, result: dict, base_skipped: set, eq: dict, missing: dict, failures: list
+) -> dict:
+    """One mutant's reported result: its verdict against the listed entries, each problem added to FAILURES."""
+    r = judged_beside_reference(dict(result), base_skipped)
+    r.update(m.to_json())
+    r["label"] = m.label
+    if m.id in eq:
+        if r["status"] == "survived":
+            r["status"] = "equivalent"
+            r["reason"] = eq[m.id]["reason"]
+        elif r["status"] in ("killed", "timed out"):
+            r["listed_problem"] = (
+                "listed as equivalent in opcourse/mutation/equivalent.json, but the "
+                f"grader kills it ({r['detail']}): remove the entry"
+            )
+            failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
+    elif m.id in missing:
+        r["missing_check"] = missing[m.id].get("missing", "")
+        if r["status"] in ("killed", "timed out"):
+            r["listed_problem"] = (
+                "listed in opcourse/mutation/missing_checks.json, but the grader now kills it: remove the entry"
+            )
+            failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
+    if r["status"] == "survived":
+        r["diff"] = diff_of(m)
+        if m.id not in missing:
+            failures.append(
+                f"{ex} {m.id} {m.label}: survived, listed neither in equivalent.json nor in "
+                f"missing_checks.json\n{r['diff']}"
+            )
+    if r["status"] == "error":
+        failures.append(f"{ex} {m.id} {m.label}: {r['detail']}")
+    for k in ("cached",):
+        r.pop(k, None)
+    return r
+
+
+def _grade_exercise(args, plan: tuple, ctx: dict, failures: list) -> dict | None:
+    """Grades one exercise's plan and writes its reports; its summary, or None when its reference fails."""
+    ex, files, mutants, chosen, note = plan
+    gpu, eq, missing, out = ctx["gpu"], ctx["eq"], ctx["missing"], ctx["out"]
+    fp = judge_fingerprint(ex)
+    grader = Grader(args, ex, fp)
+    say(
+        f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
+        + (f" ({note})" if note else "")
+        + f"; seed {args.seed}, {args.jobs} at once"
+    )
+    to_grade = [m for m in chosen if gpu or not m.gpu_only or args.grade_gpu_only]
+    results = _not_judged(chosen, to_grade)
+    base = None
+    if to_grade and not args.no_baseline:
+        base = grader.grade(None)
+        if base["status"] != "survived":
+            failures.append(
+                f"{ex}: the reference itself does not pass every row with seed {args.seed} "
+                f"({base['status']}: {base['detail']}); its mutants are not graded"
+            )
+            say(f"  {failures[-1]}")
+            return None
+    t0 = time.monotonic()
+    _grade_all(args, grader, to_grade, results, ctx["started"])
+    base_skipped = skipped_rows(base) if gpu else set()
+    final = [_final_result(ex, m, results[m.id], base_skipped, eq, missing, failures) for m in chosen]
+    run = {
+        "command": ctx["command"],
+        "commit": ctx["commit"],
+        "fingerprint": fp,
+        "seed": args.seed,
+        "gpu": gpu,
+        "generator": args.generator,
+        "machine": machine(gpu),
+        "files": files,
+        "generated": len(mutants),
+        "selected": len(chosen),
+        "sample_note": note,
+        "worker_timeout": args.worker_timeout,
+        "seconds": round(time.monotonic() - t0, 1),
+        "jobs": args.jobs,
+        "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1),
+    }
+    run["not_graded"] = [m.id for m in mutants if m not in chosen]
+    summary = write_reports(out, ex, run, final)
+    c = summary["counts"]
+    say(
+        f"{ex}: "
+        + ", ".join(f"{c[s]} {s}" for s in STATUSES if c[s])
+        + f"; score {summary['detected']}/{summary['scored']} = {pct(summary['score'])}  ({out / (ex + '.md')})"
+    )
+    return summary
+
+
+def cmd_mutants(args) -> int:
+    args.seed = resolve_seed(args.seed)
+    _parse_operators(args)
+    exercises = [resolve_exercise(e) for e in args.exercises if e != "all"] or exercise_ids()
+    eq, missing = _listed_or_die()
+    gpu = has_gpu(args.gpu)
+    plans = [_plan(ex, args, gpu, eq, missing) for ex in exercises]
+    if args.list or args.show:
+        _print_plans(args, plans, eq, missing)
+        return 0
+
+    judge_path()  # dies with the fix when the judge is not built
+    out = _reports_dir(args)
+    ctx = {
+        "gpu": gpu,
+        "eq": eq,
+        "missing": missing,
+        "out": out,
+        "command": "./course mutants " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["mutants"] else sys.argv[1:]),
+        "commit": git_commit()[:12] or "unknown",
+        "started": time.monotonic(),  # --budget counts from here: every exercise, baselines included
+    }
     summaries, failures = [], []
-    started = time.monotonic()  # --budget counts from here: every exercise, baselines included
-    for ex, files, mutants, chosen, note in plans:
-        fp = judge_fingerprint(ex)
-        grader = Grader(args, ex, fp)
-        say(
-            f"{ex}: {len(chosen)} of {len(mutants)} mutants of {', '.join(files) or 'no file'}"
-            + (f" ({note})" if note else "")
-            + f"; seed {args.seed}, {args.jobs} at once"
-        )
-        to_grade = [m for m in chosen if gpu or not m.gpu_only or args.grade_gpu_only]
-        results: dict[str, dict] = {}
-        for m in chosen:
-            if m not in to_grade:
-                results[m.id] = {
-                    "status": "not judged",
-                    "rows_failed": [],
-                    "cached": False,
-                    "seconds": 0.0,
-                    "detail": "GPU-only code and no CUDA device here (--grade-gpu-only grades it "
-                    "anyway: stillborn and CPU-row kills)",
-                }
-        base = None
-        if to_grade and not args.no_baseline:
-            base = grader.grade(None)
-            if base["status"] != "survived":
-                failures.append(
-                    f"{ex}: the reference itself does not pass every row with seed {args.seed} "
-                    f"({base['status']}: {base['detail']}); its mutants are not graded"
-                )
-                say(f"  {failures[-1]}")
-                continue
-        lock = threading.Lock()
-        done = [0]
-        t0 = time.monotonic()
-
-        def one(m: mutate.Mutant) -> None:
-            if args.budget and time.monotonic() - started > args.budget:
-                r = {
-                    "status": "not run",
-                    "rows_failed": [],
-                    "cached": False,
-                    "seconds": 0.0,
-                    "detail": f"not graded: the run's time budget (--budget {args.budget:g} s) ran out first",
-                }
-            else:
-                r = grader.grade(m)
-            with lock:
-                results[m.id] = r
-                done[0] += 1
-                rows = (
-                    f" ({', '.join(r['rows_failed'][:3])})" if r["rows_failed"] and r["status"] != "stillborn" else ""
-                )
-                say(
-                    f"  [{done[0]}/{len(to_grade)}] {r['status']:<10} {m.id} {m.label}{rows}"
-                    f"  {'cached' if r['cached'] else str(r['seconds']) + ' s'}"
-                )
-
-        with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            list(pool.map(one, to_grade))
-        base_skipped = skipped_rows(base) if gpu else set()
-        final = []
-        for m in chosen:
-            r = judged_beside_reference(dict(results[m.id]), base_skipped)
-            r.update(m.to_json())
-            r["label"] = m.label
-            if m.id in eq:
-                if r["status"] == "survived":
-                    r["status"] = "equivalent"
-                    r["reason"] = eq[m.id]["reason"]
-                elif r["status"] in ("killed", "timed out"):
-                    r["listed_problem"] = (
-                        "listed as equivalent in opcourse/mutation/equivalent.json, but the "
-                        f"grader kills it ({r['detail']}): remove the entry"
-                    )
-                    failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
-            elif m.id in missing:
-                r["missing_check"] = missing[m.id].get("missing", "")
-                if r["status"] in ("killed", "timed out"):
-                    r["listed_problem"] = (
-                        "listed in opcourse/mutation/missing_checks.json, but the grader now kills it: remove the entry"
-                    )
-                    failures.append(f"{ex} {m.id} {m.label}: {r['listed_problem']}")
-            if r["status"] == "survived":
-                r["diff"] = diff_of(m)
-                if m.id not in missing:
-                    failures.append(
-                        f"{ex} {m.id} {m.label}: survived, listed neither in equivalent.json nor in "
-                        f"missing_checks.json\n{r['diff']}"
-                    )
-            if r["status"] == "error":
-                failures.append(f"{ex} {m.id} {m.label}: {r['detail']}")
-            for k in ("cached",):
-                r.pop(k, None)
-            final.append(r)
-        run = {
-            "command": command,
-            "commit": commit,
-            "fingerprint": fp,
-            "seed": args.seed,
-            "gpu": gpu,
-            "generator": args.generator,
-            "machine": machine(gpu),
-            "files": files,
-            "generated": len(mutants),
-            "selected": len(chosen),
-            "sample_note": note,
-            "worker_timeout": args.worker_timeout,
-            "seconds": round(time.monotonic() - t0, 1),
-            "jobs": args.jobs,
-            "grading_seconds": round(sum(r.get("seconds", 0.0) for r in results.values()), 1),
-        }
-        run["not_graded"] = [m.id for m in mutants if m not in chosen]
-        summary = write_reports(out, ex, run, final)
-        summaries.append(summary)
-        c = summary["counts"]
-        say(
-            f"{ex}: "
-            + ", ".join(f"{c[s]} {s}" for s in STATUSES if c[s])
-            + f"; score {summary['detected']}/{summary['scored']} = {pct(summary['score'])}  ({out / (ex + '.md')})"
-        )
+    for plan in plans:
+        summary = _grade_exercise(args, plan, ctx, failures)
+        if summary is not None:
+            summaries.append(summary)
     if summaries:
         write_summary(out, summaries)
         say(f"reports: {out}/summary.md and one EX.md + EX.json per exercise")

@@ -491,10 +491,6 @@ class CppMutator:
     def generate(self) -> list[Edit]:
         self.scan_structure()
         toks = self.toks
-        binary = {"+": ["-"], "-": ["+"], "*": ["/"], "/": ["*"], "%": ["/"]}
-        negation = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-        boundary = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
-        compound = {"+=": ["-=", "="], "-=": ["+=", "="], "*=": ["/="], "/=": ["*="]}
         for i, t in enumerate(toks):
             if t.kind == "num":
                 for v in number_variants(t.text, python=False):
@@ -510,40 +506,7 @@ class CppMutator:
                 continue
             if t.kind != "op":
                 continue
-            spaced = t.space_before and t.space_after
-            if t.text in binary and spaced:
-                for v in binary[t.text]:
-                    self.add(t.start, t.end, v, "arith", f"`{t.text}` -> `{v}`")
-            elif t.text in negation and spaced:
-                self.add(t.start, t.end, negation[t.text], "relational", f"`{t.text}` -> `{negation[t.text]}`")
-                if t.text in boundary:
-                    self.add(t.start, t.end, boundary[t.text], "boundary", f"`{t.text}` -> `{boundary[t.text]}`")
-            elif t.text in compound:
-                for v in compound[t.text]:
-                    self.add(t.start, t.end, v, "arith", f"`{t.text}` -> `{v}`")
-            elif t.text in ("++", "--"):
-                v = "--" if t.text == "++" else "++"
-                self.add(t.start, t.end, v, "increment", f"`{t.text}` -> `{v}`")
-            elif t.text in ("&&", "||") and spaced:
-                v = "||" if t.text == "&&" else "&&"
-                self.add(t.start, t.end, v, "logical", f"`{t.text}` -> `{v}`")
-                self.drop_operand(i)
-            elif t.text == "!" and not t.space_after:
-                self.add(t.start, t.end, "", "logical", "`!` removed")
-            elif (
-                t.text == "." and i + 2 < len(toks) and toks[i + 1].text in _TENSOR_METHODS and toks[i + 2].text == "("
-            ):
-                close = _matching(toks, i + 2)
-                if close < len(toks):
-                    self.add(t.start, toks[close].end, "", "drop-call", f"`{self.src(i, close)}` removed")
-            elif (
-                t.text == "("
-                and i > 0
-                and toks[i - 1].kind == "id"
-                and toks[i - 1].text not in _CPP_KEYWORDS
-                and not re.match(r"^(TORCH|C10|AT)_", toks[i - 1].text)
-            ):
-                self.swap_args(i)
+            self.mutate_op(i, t)
         for a, b in self.conditions:
             if self.single_comparison(a, b):
                 continue  # `relational` already negates it
@@ -553,6 +516,46 @@ class CppMutator:
             s, e = self.span(a, b)
             self.add(s, e, "", "delete", f"`{_short(self.src(a, b))}` removed")
         return [e for e in self.edits if not self.in_quiet(e.start, e.end)]
+
+    def mutate_op(self, i: int, t) -> None:
+        """The mutants of the operator token toks[i]."""
+        toks = self.toks
+        binary = {"+": ["-"], "-": ["+"], "*": ["/"], "/": ["*"], "%": ["/"]}
+        negation = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+        boundary = {"<": "<=", "<=": "<", ">": ">=", ">=": ">"}
+        compound = {"+=": ["-=", "="], "-=": ["+=", "="], "*=": ["/="], "/=": ["*="]}
+        spaced = t.space_before and t.space_after
+        if t.text in binary and spaced:
+            for v in binary[t.text]:
+                self.add(t.start, t.end, v, "arith", f"`{t.text}` -> `{v}`")
+        elif t.text in negation and spaced:
+            self.add(t.start, t.end, negation[t.text], "relational", f"`{t.text}` -> `{negation[t.text]}`")
+            if t.text in boundary:
+                self.add(t.start, t.end, boundary[t.text], "boundary", f"`{t.text}` -> `{boundary[t.text]}`")
+        elif t.text in compound:
+            for v in compound[t.text]:
+                self.add(t.start, t.end, v, "arith", f"`{t.text}` -> `{v}`")
+        elif t.text in ("++", "--"):
+            v = "--" if t.text == "++" else "++"
+            self.add(t.start, t.end, v, "increment", f"`{t.text}` -> `{v}`")
+        elif t.text in ("&&", "||") and spaced:
+            v = "||" if t.text == "&&" else "&&"
+            self.add(t.start, t.end, v, "logical", f"`{t.text}` -> `{v}`")
+            self.drop_operand(i)
+        elif t.text == "!" and not t.space_after:
+            self.add(t.start, t.end, "", "logical", "`!` removed")
+        elif t.text == "." and i + 2 < len(toks) and toks[i + 1].text in _TENSOR_METHODS and toks[i + 2].text == "(":
+            close = _matching(toks, i + 2)
+            if close < len(toks):
+                self.add(t.start, toks[close].end, "", "drop-call", f"`{self.src(i, close)}` removed")
+        elif (
+            t.text == "("
+            and i > 0
+            and toks[i - 1].kind == "id"
+            and toks[i - 1].text not in _CPP_KEYWORDS
+            and not re.match(r"^(TORCH|C10|AT)_", toks[i - 1].text)
+        ):
+            self.swap_args(i)
 
     def single_comparison(self, a: int, b: int) -> bool:
         """Whether toks[a..b] is one comparison (a == b), whose negation the relational operator makes already."""
@@ -820,6 +823,13 @@ class PyMutator:
         self.add(self.start(test), self.end(test), f"not ({s})", "negate", f"`{_short(s)}` negated")
 
     def mutate(self, node) -> None:
+        self.mutate_operator(node)
+        self.mutate_condition(node)
+        if isinstance(node, ast.Call):
+            self.mutate_call(node)
+
+    def mutate_operator(self, node) -> None:
+        """The operator, constant and loop-control mutants of NODE (at most one kind applies)."""
         if isinstance(node, ast.BinOp) and type(node.op) in self.BINOP:
             op, repl = self.BINOP[type(node.op)]
             sp = self.find_op_span(self.end(node.left), self.start(node.right), op)
@@ -833,42 +843,54 @@ class PyMutator:
                 for v in repl:
                     self.add(sp[0], sp[1], v, "arith", f"`{op}` -> `{v}`")
         elif isinstance(node, ast.Compare):
-            left = node.left
-            for op_node, right in zip(node.ops, node.comparators):
-                op = self.CMP[type(op_node)]
-                sp = self.find_op_span(self.end(left), self.start(right), op)
-                if sp:
-                    self.add(sp[0], sp[1], self.NEGATION[op], "relational", f"`{op}` -> `{self.NEGATION[op]}`")
-                    if op in self.BOUNDARY:
-                        self.add(sp[0], sp[1], self.BOUNDARY[op], "boundary", f"`{op}` -> `{self.BOUNDARY[op]}`")
-                left = right
+            self.mutate_compare(node)
         elif isinstance(node, ast.BoolOp):
-            op = "and" if isinstance(node.op, ast.And) else "or"
-            other = "or" if op == "and" else "and"
-            vals = node.values
-            for a, b in zip(vals, vals[1:]):
-                sp = self.find_op_span(self.end(a), self.start(b), op)
-                if sp:
-                    self.add(sp[0], sp[1], other, "logical", f"`{op}` -> `{other}`")
-            for k, v in enumerate(vals):
-                if k == 0:
-                    s, e = self.start(v), self.start(vals[1])
-                else:
-                    s, e = self.end(vals[k - 1]), self.end(v)
-                self.add(s, e, "", "logical", f"operand `{_short(self.src(v))}` of `{op}` dropped")
+            self.mutate_boolop(node)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             self.add(self.start(node), self.start(node.operand), "", "logical", "`not` removed")
         elif isinstance(node, ast.Constant):
-            if isinstance(node.value, bool):
-                v = "False" if node.value else "True"
-                self.add(self.start(node), self.end(node), v, "constant", f"`{node.value}` -> `{v}`")
-            elif isinstance(node.value, (int, float)) and not isinstance(node.value, complex):
-                lit = self.src(node)
-                for v in number_variants(lit, python=True):
-                    self.add(self.start(node), self.end(node), v, "constant", f"`{lit}` -> `{v}`")
+            self.mutate_constant(node)
         elif isinstance(node, (ast.Break, ast.Continue)):
             v = "continue" if isinstance(node, ast.Break) else "break"
             self.add(self.start(node), self.end(node), v, "increment", f"`{self.src(node)}` -> `{v}`")
+
+    def mutate_compare(self, node: ast.Compare) -> None:
+        left = node.left
+        for op_node, right in zip(node.ops, node.comparators):
+            op = self.CMP[type(op_node)]
+            sp = self.find_op_span(self.end(left), self.start(right), op)
+            if sp:
+                self.add(sp[0], sp[1], self.NEGATION[op], "relational", f"`{op}` -> `{self.NEGATION[op]}`")
+                if op in self.BOUNDARY:
+                    self.add(sp[0], sp[1], self.BOUNDARY[op], "boundary", f"`{op}` -> `{self.BOUNDARY[op]}`")
+            left = right
+
+    def mutate_boolop(self, node: ast.BoolOp) -> None:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        other = "or" if op == "and" else "and"
+        vals = node.values
+        for a, b in zip(vals, vals[1:]):
+            sp = self.find_op_span(self.end(a), self.start(b), op)
+            if sp:
+                self.add(sp[0], sp[1], other, "logical", f"`{op}` -> `{other}`")
+        for k, v in enumerate(vals):
+            if k == 0:
+                s, e = self.start(v), self.start(vals[1])
+            else:
+                s, e = self.end(vals[k - 1]), self.end(v)
+            self.add(s, e, "", "logical", f"operand `{_short(self.src(v))}` of `{op}` dropped")
+
+    def mutate_constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, bool):
+            v = "False" if node.value else "True"
+            self.add(self.start(node), self.end(node), v, "constant", f"`{node.value}` -> `{v}`")
+        elif isinstance(node.value, (int, float)) and not isinstance(node.value, complex):
+            lit = self.src(node)
+            for v in number_variants(lit, python=True):
+                self.add(self.start(node), self.end(node), v, "constant", f"`{lit}` -> `{v}`")
+
+    def mutate_condition(self, node) -> None:
+        """Each condition of NODE negated: if, while, conditional expression, comprehension filter, assert."""
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             self.negate(node.test)
         elif isinstance(node, ast.comprehension):
@@ -876,49 +898,51 @@ class PyMutator:
                 self.negate(c)
         elif isinstance(node, ast.Assert):
             self.negate(node.test)
-        if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in self.METHODS:
+
+    def mutate_call(self, node: ast.Call) -> None:
+        """A call dropped (a method's or a wrapper's) and its two arguments swapped."""
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in self.METHODS:
+            self.add(
+                self.start(node),
+                self.end(node),
+                self.src(f.value),
+                "drop-call",
+                f"`{_short(self.text[self.end(f.value) : self.end(node)], 40)}` removed",
+            )
+        elif (
+            isinstance(f, ast.Name)
+            and f.id in self.WRAPPERS
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+        ):
+            self.add(
+                self.start(node),
+                self.end(node),
+                self.src(node.args[0]),
+                "drop-call",
+                f"`{f.id}(...)` removed, its argument kept",
+            )
+        args = node.args
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if (
+            len(args) == 2
+            and name not in self.SYMMETRIC
+            and not any(isinstance(a, ast.Starred) for a in args)
+            and not any(isinstance(a, ast.Constant) and isinstance(a.value, (str, bytes)) for a in args)
+            and not all(isinstance(a, ast.Constant) for a in args)
+        ):
+            sa, sb = self.src(args[0]), self.src(args[1])
+            if sa != sb:
+                between = self.text[self.end(args[0]) : self.start(args[1])]
                 self.add(
-                    self.start(node),
-                    self.end(node),
-                    self.src(f.value),
-                    "drop-call",
-                    f"`{_short(self.text[self.end(f.value) : self.end(node)], 40)}` removed",
+                    self.start(args[0]),
+                    self.end(args[1]),
+                    sb + between + sa,
+                    "swap-args",
+                    f"`{_short(sa, 30)}` <-> `{_short(sb, 30)}`",
                 )
-            elif (
-                isinstance(f, ast.Name)
-                and f.id in self.WRAPPERS
-                and len(node.args) == 1
-                and not node.keywords
-                and not isinstance(node.args[0], ast.Starred)
-            ):
-                self.add(
-                    self.start(node),
-                    self.end(node),
-                    self.src(node.args[0]),
-                    "drop-call",
-                    f"`{f.id}(...)` removed, its argument kept",
-                )
-            args = node.args
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if (
-                len(args) == 2
-                and name not in self.SYMMETRIC
-                and not any(isinstance(a, ast.Starred) for a in args)
-                and not any(isinstance(a, ast.Constant) and isinstance(a.value, (str, bytes)) for a in args)
-                and not all(isinstance(a, ast.Constant) for a in args)
-            ):
-                sa, sb = self.src(args[0]), self.src(args[1])
-                if sa != sb:
-                    between = self.text[self.end(args[0]) : self.start(args[1])]
-                    self.add(
-                        self.start(args[0]),
-                        self.end(args[1]),
-                        sb + between + sa,
-                        "swap-args",
-                        f"`{_short(sa, 30)}` <-> `{_short(sb, 30)}`",
-                    )
 
 
 # ---------------------------------------------------------------------------------------------------------- mutants

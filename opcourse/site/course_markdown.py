@@ -144,84 +144,90 @@ _GPU_TEXT = re.compile(r"^```gpu-text[ \t]+(\S+)[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t
 _EVIDENCE_PATH = re.compile(r"evidence/gpu/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 
 
-def _gpu_evidence(markdown, page):
-    src = f"{DOCS}/{page.src}"
+class _GpuMarks:
+    """The gpu-* marks of one page, each replaced by what the evidence under evidence/gpu/ logged."""
 
-    def summary(folder):
+    def __init__(self, markdown, page):
+        self.page = page
+        self.src = f"{DOCS}/{page.src}"
+        self.no_gpu_runs = []  # the runs a `newest` table's "without a GPU" column came from
+        self.runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
+
+    def summary(self, folder):
         try:
             return ev.load(folder)
         except ev.EvidenceError as e:
-            raise SiteError(f"{src}: {e}") from None
+            raise SiteError(f"{self.src}: {e}") from None
 
-    def row(folder, exercise, row_id):
+    def row(self, folder, exercise, row_id):
         """(summary, row): from the run named, or the newest that logged it; a named run that a newer one has
         superseded for this row stops the build."""
         try:
             if folder == ev.NEWEST:
                 return ev.newest_reference_row(exercise, row_id)
-            s = summary(folder)
+            s = self.summary(folder)
             r = ev.reference_row(s, exercise, row_id)
             newer = ev.newer_reference_row(s, exercise, row_id)
         except ev.EvidenceError as e:
-            raise SiteError(f"{src}: {e}") from None
+            raise SiteError(f"{self.src}: {e}") from None
         if newer is not None:
             raise SiteError(
-                f"{src}: row {row_id} of {exercise} is quoted from {folder}, but the newer run "
+                f"{self.src}: row {row_id} of {exercise} is quoted from {folder}, but the newer run "
                 f"{newer['folder']} logged it too: quote the newest run (write `{ev.NEWEST}` for the "
                 f"folder), so that no two pages show different runs' figures for it"
             )
         return s, r
 
-    def cited(s, exercise):
+    def cited(self, s, exercise):
         return ev.machine_line(s, s["reference_logs"].get(exercise))
 
-    def without_gpu(s, exercise, row_id):
+    def without_gpu(self, s, exercise, row_id):
         if s is None:  # `newest`: the newest run that graded the reference without the GPU
             s, case, file = ev.newest_without_gpu(exercise)
             if s is not None:
-                no_gpu_runs.append(ev.machine_line(s, file))
+                self.no_gpu_runs.append(ev.machine_line(s, file))
         else:
             case = s["cases_without_gpu"].get(f"{exercise}/reference")
         if case is not None:
             if row_id in case["skipped"]:
                 return "SKIPPED: needs a CUDA device (not graded, not passed)"
             return "FAIL" if row_id in case["failed"] else "PASS"
-        meta = _exercise(exercise, page)
+        meta = _exercise(exercise, self.page)
         check = next((c for c in meta["checks"] if c["id"] == row_id), None)
         if check is None or check.get("cuda"):
             raise SiteError(
-                f"{src}: {s['folder'] if s else 'no run'} has no run of {exercise} without a GPU to show {row_id} from"
+                f"{self.src}: {s['folder'] if s else 'no run'} has no run of {exercise} without a GPU to show {row_id} from"
             )
         return f"PASS (a CPU row: CI grades planted `{exercise}/reference` on every commit)"
 
-    def needs_run(folder, what):
-        if folder not in runs_named:
+    def needs_run(self, folder, what):
+        if folder not in self.runs_named:
             raise SiteError(
-                f"{src}: a {what} of {folder} needs a <!-- gpu-run: {folder} --> mark on the page, which "
+                f"{self.src}: a {what} of {folder} needs a <!-- gpu-run: {folder} --> mark on the page, which "
                 "names the machine, the date and the file"
             )
 
-    def table(m):
+    def table(self, m):
         folder, newest = m.group(1), m.group(1) == ev.NEWEST
         lines = ["| what it shows | row | on the GPU | without a GPU |", "| --- | --- | --- | --- |"]
         runs = []
-        no_gpu_runs.clear()
+        self.no_gpu_runs.clear()
         for line in m.group(2).strip().splitlines():
             cells = [c.strip() for c in line.split("|")]
             if len(cells) != 3:
-                raise SiteError(f"{src}: a gpu-rows line is 'what it shows | EXERCISE | ROW', not {line!r}")
+                raise SiteError(f"{self.src}: a gpu-rows line is 'what it shows | EXERCISE | ROW', not {line!r}")
             what, exercise, row_id = cells
-            s, r = row(folder, exercise, row_id)
-            if cited(s, exercise) not in runs:
-                runs.append(cited(s, exercise))
-            run_no = f" [{runs.index(cited(s, exercise)) + 1}]" if newest else ""
+            s, r = self.row(folder, exercise, row_id)
+            if self.cited(s, exercise) not in runs:
+                runs.append(self.cited(s, exercise))
+            run_no = f" [{runs.index(self.cited(s, exercise)) + 1}]" if newest else ""
             lines.append(
                 f"| {_md_cell(what)} | `{exercise}` `{row_id}` | **{r['status']}** {_md_cell(r['detail'])}"
-                f"{run_no} | {without_gpu(None if newest else s, exercise, row_id)} |"
+                f"{run_no} | {self.without_gpu(None if newest else s, exercise, row_id)} |"
             )
         if not newest:
-            return "\n".join(lines) + f"\n\nRendered from the run's summary: {ev.machine_line(summary(folder))}."
-        no_gpu = sorted(set(no_gpu_runs))
+            return "\n".join(lines) + f"\n\nRendered from the run's summary: {ev.machine_line(self.summary(folder))}."
+        no_gpu = sorted(set(self.no_gpu_runs))
         return (
             "\n".join(lines)
             + "\n\nEach row from the newest run that logged it: "
@@ -229,21 +235,21 @@ def _gpu_evidence(markdown, page):
             + (f". Without a GPU: {'; '.join(no_gpu)}." if no_gpu else ".")
         )
 
-    def mark(m):
+    def mark(self, m):
         folder = m.group(1)
-        s, r = row(folder, m.group(2), m.group(3))
+        s, r = self.row(folder, m.group(2), m.group(3))
         shown = f'`{m.group(2)}` `{m.group(3)}` **{r["status"]}** (as the table logged it: "{r["detail"]}")'
         if folder == ev.NEWEST:  # the run is named here, not by a gpu-run mark
-            return f"{shown}, in the newest run that logged it: {cited(s, m.group(2))}"
-        needs_run(folder, "gpu-row")
+            return f"{shown}, in the newest run that logged it: {self.cited(s, m.group(2))}"
+        self.needs_run(folder, "gpu-row")
         return shown
 
-    def case(m):
-        s = summary(m.group(1))
+    def case(self, m):
+        s = self.summary(m.group(1))
         c = s["cases"].get(m.group(2))
         if c is None:
-            raise SiteError(f"{src}: no verdict table of {s['folder']} has planted case {m.group(2)}")
-        needs_run(m.group(1), "gpu-case")
+            raise SiteError(f"{self.src}: no verdict table of {s['folder']} has planted case {m.group(2)}")
+        self.needs_run(m.group(1), "gpu-case")
         failed = ", ".join(f"`{r}`" for r in c["failed"]) or "none"
         skipped = ", ".join(f"`{r}`" for r in c["skipped"])
         return (
@@ -252,64 +258,68 @@ def _gpu_evidence(markdown, page):
             f"{' (its expected verdict)' if c['as_expected'] else ' (NOT its expected verdict)'}"
         )
 
-    def figure(m):
-        needs_run(m.group(1), "gpu-figure")
+    def figure(self, m):
+        self.needs_run(m.group(1), "gpu-figure")
         try:
-            value = ev.figure(summary(m.group(1)), m.group(2))
+            value = ev.figure(self.summary(m.group(1)), m.group(2))
             return format(value, m.group(3) or "")
         except ev.EvidenceError as e:
-            raise SiteError(f"{src}: {e}") from None
+            raise SiteError(f"{self.src}: {e}") from None
         except (ValueError, TypeError) as e:
-            raise SiteError(f"{src}: gpu-figure {m.group(2)} cannot be written as {m.group(3)!r}: {e}") from None
+            raise SiteError(f"{self.src}: gpu-figure {m.group(2)} cannot be written as {m.group(3)!r}: {e}") from None
 
-    def quote(m):
+    def quote(self, m):
         folder, file, words = m.groups()
-        needs_run(folder, "gpu-quote")
+        self.needs_run(folder, "gpu-quote")
         try:
-            logged = ev.text_file(summary(folder), file)
+            logged = ev.text_file(self.summary(folder), file)
         except ev.EvidenceError as e:
-            raise SiteError(f"{src}: {e}") from None
+            raise SiteError(f"{self.src}: {e}") from None
         if words not in logged:
             raise SiteError(
-                f"{src}: evidence/gpu/{folder}/{file} does not contain {words!r}: a page quotes a run only "
+                f"{self.src}: evidence/gpu/{folder}/{file} does not contain {words!r}: a page quotes a run only "
                 "with what the run wrote"
             )
         return f"`{words}`"
 
-    def text(m):
+    def text(self, m):
         folder, file = m.group(1), m.group(2)
-        needs_run(folder, "gpu-text")
+        self.needs_run(folder, "gpu-text")
         options = {}
         for line in m.group(3).strip().splitlines():
             key, sep, value = line.partition(":")
             if not sep or key.strip() not in ("title", "columns", "cut"):
-                raise SiteError(f"{src}: a gpu-text option is 'title: ...', 'columns: A | B' or 'cut: N', not {line!r}")
+                raise SiteError(
+                    f"{self.src}: a gpu-text option is 'title: ...', 'columns: A | B' or 'cut: N', not {line!r}"
+                )
             options[key.strip()] = value.strip()
-        s = summary(folder)
+        s = self.summary(folder)
         try:
             lines = ev.text_file(s, file).rstrip("\n").splitlines()
         except ev.EvidenceError as e:
-            raise SiteError(f"{src}: {e}") from None
+            raise SiteError(f"{self.src}: {e}") from None
         if "columns" in options:
-            lines = _profiler_columns(lines, [c.strip() for c in options["columns"].split("|")], src)
+            lines = _profiler_columns(lines, [c.strip() for c in options["columns"].split("|")], self.src)
         if "cut" in options:
             if not options["cut"].isdigit() or int(options["cut"]) < 8:
-                raise SiteError(f"{src}: gpu-text cut is a line length of 8 or more, not {options['cut']!r}")
+                raise SiteError(f"{self.src}: gpu-text cut is a line length of 8 or more, not {options['cut']!r}")
             width = int(options["cut"])
             lines = [line if len(line) <= width else line[: width - 3] + "..." for line in lines]
         title = f"{options.get('title', file)} ({s['folder']}/{file})"
         mark = "'" if '"' in title else '"'  # superfences takes no escaped quote in a title
         return f"```text title={mark}{title.replace(mark, '`')}{mark}\n" + "\n".join(lines) + "\n```"
 
-    no_gpu_runs = []  # the runs a `newest` table's "without a GPU" column came from
-    runs_named = set(_GPU_RUN.findall(markdown)) | {m.group(1) for m in _GPU_ROWS.finditer(markdown)}
-    markdown = _GPU_TEXT.sub(text, markdown)
-    markdown = _GPU_FIGURE.sub(figure, markdown)
-    markdown = _GPU_QUOTE.sub(quote, markdown)
-    markdown = _GPU_CASE.sub(case, markdown)
-    markdown = _GPU_ROWS.sub(table, markdown)
-    markdown = _GPU_ROW.sub(mark, markdown)
-    markdown = _GPU_RUN.sub(lambda m: f"Measured on {ev.machine_line(summary(m.group(1)))}.", markdown)
+
+def _gpu_evidence(markdown, page):
+    marks = _GpuMarks(markdown, page)
+    src = marks.src
+    markdown = _GPU_TEXT.sub(marks.text, markdown)
+    markdown = _GPU_FIGURE.sub(marks.figure, markdown)
+    markdown = _GPU_QUOTE.sub(marks.quote, markdown)
+    markdown = _GPU_CASE.sub(marks.case, markdown)
+    markdown = _GPU_ROWS.sub(marks.table, markdown)
+    markdown = _GPU_ROW.sub(marks.mark, markdown)
+    markdown = _GPU_RUN.sub(lambda m: f"Measured on {ev.machine_line(marks.summary(m.group(1)))}.", markdown)
     for cited in sorted(set(_EVIDENCE_PATH.findall(markdown))):
         if not (ev.ROOT / cited).exists():
             raise SiteError(f"{src} cites {cited}, which does not exist")

@@ -245,11 +245,8 @@ def verdict(status, out, names):
     return f"stops (exit {status}){', naming it' if named else ', without naming ' + ' / '.join(names)}"
 
 
-def main(argv):
-    if len(argv) != 1:
-        print(__doc__)
-        return 2
-    report_dir = os.path.abspath(argv[0])
+def _missing_builder() -> str | None:
+    """The SKIPPED line when zensical or MkDocs is not installed here, else None."""
     for module, why in (
         (
             "zensical",
@@ -258,8 +255,88 @@ def main(argv):
         ("mkdocs", "MkDocs is not installed: there is no reference build to compare with"),
     ):
         if importlib.util.find_spec(module) is None:
-            print(f"SKIPPED: {module} is not installed for {sys.executable}: {why}")
-            return 77
+            return f"SKIPPED: {module} is not installed for {sys.executable}: {why}"
+    return None
+
+
+def _copy_course(tmp: str) -> str:
+    copy = os.path.join(tmp, "course")
+    os.makedirs(copy)
+    for name in COPIED:
+        src = os.path.join(COURSE, name)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(copy, name))
+    return copy
+
+
+def _unchanged_builds(copy: str, tmp: str, summary: dict) -> list[str]:
+    """The report's section on the unchanged course: each build's status, and MkDocs' site against Zensical's."""
+    mk_site, zs_site = os.path.join(tmp, "mkdocs-site"), os.path.join(tmp, "zensical-site")
+    mk = build_mkdocs(copy, mk_site)
+    zs = build_zensical(copy, zs_site)
+    zs_lax = build_zensical(copy, os.path.join(tmp, "zensical-lax-site"), strict_off=True)
+    body = [
+        "## Builds of the unchanged course",
+        "",
+        "| build | exit | seconds | its last words |",
+        "| --- | --: | --: | --- |",
+    ]
+    for what, (status, out, secs) in [
+        ("site command (MkDocs --strict)", mk),
+        ("zensical build", zs),
+        ("zensical build, strict: false", zs_lax),
+    ]:
+        tail = " / ".join(l.strip() for l in out.strip().splitlines()[-2:]).replace(tmp, "TMP")[:200]
+        tail = tail.replace("|", "\\|")
+        body.append(f"| {what} | {status} | {secs:.1f} | {tail} |")
+    summary.update(mkdocs_exit=mk[0], zensical_exit=zs[0], zensical_strict_off_exit=zs_lax[0])
+    body.append("")
+    if mk[0] != 0:
+        body.append(f"The MkDocs build failed, so nothing is compared; its output:\n\n```\n{mk[1][-3000:]}\n```")
+    elif zs[0] != 0 or not os.path.isdir(zs_site):
+        body.append(f"Zensical did not build the site; its output:\n\n```\n{zs[1][-3000:]}\n```")
+    else:
+        lines, counts = compare(mk_site, zs_site)
+        body += lines
+        summary.update(counts)
+    return body
+
+
+def _planted_builds(copy: str, tmp: str, summary: dict) -> list[str]:
+    """The report's section on the planted breakages: each planted in the copy, built three ways, then undone."""
+    body = [
+        "",
+        "## Planted breakages (each in the copy, then undone)",
+        "",
+        "| planted | site command (MkDocs --strict) | zensical build | zensical build, strict: false |",
+        "| --- | --- | --- | --- |",
+    ]
+    summary["planted"] = {}
+    for what, rel, change, names in PLANTED:
+        path, original = plant(copy, rel, change)
+        try:
+            results = [
+                build_mkdocs(copy, os.path.join(tmp, "planted-mkdocs")),
+                build_zensical(copy, os.path.join(tmp, "planted-zensical")),
+                build_zensical(copy, os.path.join(tmp, "planted-zensical"), strict_off=True),
+            ]
+        finally:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(original)
+        cells = [verdict(s, o, names) for s, o, _ in results]
+        summary["planted"][what] = cells
+        body.append(f"| {what} | " + " | ".join(cells) + " |")
+    return body
+
+
+def main(argv):
+    if len(argv) != 1:
+        print(__doc__)
+        return 2
+    report_dir = os.path.abspath(argv[0])
+    skipped = _missing_builder()
+    if skipped:
+        print(skipped)
+        return 77
     os.makedirs(report_dir, exist_ok=True)
     versions = {
         p: importlib.metadata.version(p) for p in ("zensical", "mkdocs", "mkdocs-material", "pymdown-extensions")
@@ -272,63 +349,11 @@ def main(argv):
         f"{time.strftime('%Y-%m-%d')}; it never fails the tests: the course builds with MkDocs.",
         "",
     ]
-    body, summary = [], {"versions": versions}
+    summary = {"versions": versions}
     with tempfile.TemporaryDirectory() as tmp:
-        copy = os.path.join(tmp, "course")
-        os.makedirs(copy)
-        for name in COPIED:
-            src = os.path.join(COURSE, name)
-            (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(copy, name))
-        mk_site, zs_site = os.path.join(tmp, "mkdocs-site"), os.path.join(tmp, "zensical-site")
-        mk = build_mkdocs(copy, mk_site)
-        zs = build_zensical(copy, zs_site)
-        zs_lax = build_zensical(copy, os.path.join(tmp, "zensical-lax-site"), strict_off=True)
-        body += [
-            "## Builds of the unchanged course",
-            "",
-            "| build | exit | seconds | its last words |",
-            "| --- | --: | --: | --- |",
-        ]
-        for what, (status, out, secs) in [
-            ("site command (MkDocs --strict)", mk),
-            ("zensical build", zs),
-            ("zensical build, strict: false", zs_lax),
-        ]:
-            tail = " / ".join(l.strip() for l in out.strip().splitlines()[-2:]).replace(tmp, "TMP")[:200]
-            tail = tail.replace("|", "\\|")
-            body.append(f"| {what} | {status} | {secs:.1f} | {tail} |")
-        summary.update(mkdocs_exit=mk[0], zensical_exit=zs[0], zensical_strict_off_exit=zs_lax[0])
-        body.append("")
-        if mk[0] != 0:
-            body.append(f"The MkDocs build failed, so nothing is compared; its output:\n\n```\n{mk[1][-3000:]}\n```")
-        elif zs[0] != 0 or not os.path.isdir(zs_site):
-            body.append(f"Zensical did not build the site; its output:\n\n```\n{zs[1][-3000:]}\n```")
-        else:
-            lines, counts = compare(mk_site, zs_site)
-            body += lines
-            summary.update(counts)
-        body += [
-            "",
-            "## Planted breakages (each in the copy, then undone)",
-            "",
-            "| planted | site command (MkDocs --strict) | zensical build | zensical build, strict: false |",
-            "| --- | --- | --- | --- |",
-        ]
-        summary["planted"] = {}
-        for what, rel, change, names in PLANTED:
-            path, original = plant(copy, rel, change)
-            try:
-                results = [
-                    build_mkdocs(copy, os.path.join(tmp, "planted-mkdocs")),
-                    build_zensical(copy, os.path.join(tmp, "planted-zensical")),
-                    build_zensical(copy, os.path.join(tmp, "planted-zensical"), strict_off=True),
-                ]
-            finally:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(original)
-            cells = [verdict(s, o, names) for s, o, _ in results]
-            summary["planted"][what] = cells
-            body.append(f"| {what} | " + " | ".join(cells) + " |")
+        copy = _copy_course(tmp)
+        body = _unchanged_builds(copy, tmp, summary)
+        body += _planted_builds(copy, tmp, summary)
     report = "\n".join(head + body) + "\n"
     with open(os.path.join(report_dir, "successor_report.md"), "w", encoding="utf-8") as f:
         f.write(report)

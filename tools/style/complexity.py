@@ -46,6 +46,8 @@ def files_of(root: Path, family: dict) -> list[Path]:
 
 
 def measure(bin_dir: Path, root: Path, family: dict, files: list[Path]) -> list[Function]:
+    if not files:  # lizard given no file would measure the whole folder
+        return []
     nesting = family["language"] == "cpp"
     argv = [str(bin_dir / "lizard"), "--csv", "-l", family["language"], *(["-ENS"] if nesting else [])]
     r = subprocess.run(argv + [str(p.relative_to(root)) for p in files], cwd=root, capture_output=True, text=True)

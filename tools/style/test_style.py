@@ -1,6 +1,6 @@
 """ctest style/format and style/complexity: the clone passes its style checks, and each check is shown to catch what it
 exists for on a planted copy (a misformatted C++ and Python file; an over-long function, a too-branchy one, a
-too-deeply nested one and an over-long file in the judge's folder).
+too-deeply nested one and an over-long file in the judge's folder; an over-long function in opcourse/).
 
     python3 tools/style/test_style.py format|complexity
 """
@@ -67,7 +67,7 @@ def test_complexity() -> None:
     report = ROOT / "build" / "complexity.md"
     r = run("complexity.py", "--report", str(report))
     print(r.stdout)
-    expect(r.returncode == 0, "the judge and its checks are within the limits of tools/style/rules.toml", r)
+    expect(r.returncode == 0, "every family of tools/style/rules.toml is within its limits", r)
     long_body = "".join(f"  x += {i};\n" for i in range(90))
     branches = "".join(f"  if (x == {i}) return {i};\n" for i in range(45))
     nested = "  " + "".join("if (x) { " for _ in range(8)) + "x++;" + " }" * 8 + "\n"
@@ -79,6 +79,7 @@ def test_complexity() -> None:
             "autograder/judge/nested.cpp": f"int nested(int x) {{\n{nested}  return x;\n}}\n",
             "autograder/checks/big.cpp": padding + "int small(int x) { return x; }\n",
             "autograder/checks/fine.cpp": "int fine(int x) { return x; }\n",
+            "opcourse/long.py": "def long_py(x):\n" + "".join(f"    x += {i}\n" for i in range(90)) + "    return x\n",
         }
     )
     r = run("complexity.py", "--root", str(root))
@@ -86,6 +87,7 @@ def test_complexity() -> None:
     expect("long_one: 93 lines (limit 80)" in r.stdout, "the over-long function is named with its length", r)
     expect("branchy: cyclomatic number 46" in r.stdout, "the branchy function is named with its cyclomatic number", r)
     expect("nested: nesting 8" in r.stdout, "the deeply nested function is named with its depth", r)
+    expect("long_py: 92 lines (limit 80)" in r.stdout, "an over-long Python function of opcourse/ is named", r)
     expect("autograder/checks/big.cpp: 521 lines (limit 500)" in r.stdout, "the over-long file is named", r)
     expect("fine" not in r.stdout.split("over a limit", 1)[1], "a small function and file are not named", r)
 
