@@ -92,5 +92,27 @@ def test_complexity() -> None:
     expect("fine" not in r.stdout.split("over a limit", 1)[1], "a small function and file are not named", r)
 
 
+def test_layout() -> None:
+    r = run("check_layout.py")
+    expect(r.returncode == 0, "no Python file touches the module search path; opcourse imports no test code", r)
+    root = planted_clone(
+        {
+            "opcourse/cli/edits_path.py": "import sys\n\n" + "sys" + ".path.insert(0, 'autograder/tests')\n",
+            "opcourse/cli/imports_a_test.py": "import clitest\n",
+            "opcourse/cli/fine.py": "from opcourse import reports\n",
+            "tools/tests/clitest.py": "CLI = []\n",
+        }
+    )
+    r = run("check_layout.py", "--root", str(root))
+    expect(r.returncode == 1, "a planted copy over the boundaries fails", r)
+    expect("opcourse/cli/edits_path.py:3" in r.stdout, "the edit of the search path is named with its line", r)
+    expect(
+        "opcourse/cli/imports_a_test.py:1: imports clitest, a test module" in r.stdout,
+        "the import of test code is named",
+        r,
+    )
+    expect("fine.py" not in r.stdout, "an import of the package is not named", r)
+
+
 if __name__ == "__main__":
-    {"format": test_format, "complexity": test_complexity}[sys.argv[1]]()
+    {"format": test_format, "complexity": test_complexity, "layout": test_layout}[sys.argv[1]]()
