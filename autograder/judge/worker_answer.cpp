@@ -14,9 +14,24 @@ namespace judge {
 
 namespace {
 
+// The output without the frames of a c10 backtrace ("frame #12: ..."): since torch 2.15 an exception that escapes
+// a library's initialisers prints its message first and some 40 frames after it, which would fill the tail.
+std::string without_backtrace(const std::string& text) {
+  std::string kept;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.rfind("frame #", 0) != 0 && line != "<omitting python frames>") kept += line + "\n";
+    start = end + 1;
+  }
+  return kept;
+}
+
 // The end of the worker's output, for a failure message ("" when it printed nothing).
 std::string output_tail(const ProcessResult& p) {
-  std::string t = tail_lines(p.err.empty() ? p.out : p.err, 8);
+  std::string t = tail_lines(without_backtrace(p.err.empty() ? p.out : p.err), 8);
   return t.empty() ? std::string() : "\nlast output:\n" + t;
 }
 
