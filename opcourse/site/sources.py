@@ -13,7 +13,7 @@ warns when the course's pinned torch (requirements/course.txt) is newer than a p
 
 A link to PyTorch's versioned documentation (https://docs.pytorch.org/docs/X.Y/...) names the X.Y of the torch its
 note says it was checked against, the pinned torch when the page is up to date: a source checked against torch
-2.14.1 links https://docs.pytorch.org/docs/2.14/..., never /docs/stable/ (which moves on to the next release without
+2.15.0 links https://docs.pytorch.org/docs/2.15/..., never /docs/stable/ (which moves on to the next release without
 the page) nor another version; the build stops on one that does not. A newer pin only warns (above), and the re-check
 it asks for updates the note and the link together. The tutorials (docs.pytorch.org/tutorials/) have no versioned
 address and are left as they are.

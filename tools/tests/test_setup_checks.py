@@ -63,7 +63,7 @@ default_env = {"COURSE_CACHE": str(tmp / "cache")}
 r, pinned, cache = plan(_="--plan")
 expect(
     r.returncode == 0
-    and pinned["COURSE_PIP_TORCH"].endswith("torch==2.14.1")
+    and pinned["COURSE_PIP_TORCH"].endswith("torch==2.15.0")
     and "torch" not in pinned["COURSE_PIP_REST"].split("==")[0],
     "--plan: the pinned torch, then the other pins",
 )
@@ -103,7 +103,7 @@ fake_site = tmp / "site"
 (fake_site / "safetensors.py").write_text("")
 r, _ = setup(tmp, COURSE_PYTHON=shutil.which("python3"), PYTHONPATH=str(fake_site))
 expect(
-    r.returncode == 0 and "torch 2.5.0 is outside the range the course is run with (2.11 to 2.14" in r.stderr,
+    r.returncode == 0 and "torch 2.5.0 is outside the range the course is run with (2.11 to 2.15" in r.stderr,
     "a torch outside the range: a warning, the set-up goes on",
 )
 
