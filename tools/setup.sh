@@ -82,6 +82,7 @@ req="$root/requirements/course.txt"
 problems=()
 command -v "${CXX:-g++}" >/dev/null || command -v c++ >/dev/null ||
   problems+=("no C++ compiler (${CXX:-g++}); Debian: apt-get install g++")
+pinned_pip=$(sed -n 's/^# pip: *\([0-9.]*\).*/\1/p' "$req" | head -1)  # the pip of a new environment (course.txt says why)
 pinned_cuda=$(sed -n 's/^# torch-cuda: *\([0-9]*\).*/\1/p' "$req" | head -1)  # the CUDA major of the pinned torch's wheel
 cuda=${COURSE_CUDA:-on}
 case $cuda in on|off) ;; *) die "COURSE_CUDA=$cuda: use on (the default: the CUDA toolkit is required) or off (no toolkit: CPU rows only)" ;; esac
@@ -154,16 +155,21 @@ if [ -n "${COURSE_PYTHON:-}" ]; then
     die "COURSE_PYTHON=$python cannot import torch and safetensors; install them there or unset COURSE_PYTHON to build a venv"
   say "using the already-installed torch of $python (no venv)"
 else
+  # Two first set-ups at once (two clones, or a clone and ctest's ./course) make it one after the other: the second
+  # finds it complete instead of deleting the first's half-made environment under it.
+  mkdir -p "$cache"
+  exec 8>"$venv.lock"
+  flock 8
   if [ ! -f "$venv/.complete" ]; then
     say "creating $venv for $what (first run: torch and its tools, a few GB; pip's progress follows)"
     rm -rf "$venv"
-    mkdir -p "$cache"
     "$base_python" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$venv/bin/python" -m pip install -q "pip==$pinned_pip" >/dev/null || die "pip install pip==$pinned_pip failed"
     "$venv/bin/python" -m pip "${torch_pip[@]}" >&2 || die "pip ${torch_pip[*]} failed (see above)"
     "$venv/bin/python" -m pip install --progress-bar on -r "$rest" >&2 || die "pip install -r $req (torch aside) failed (see above)"
     touch "$venv/.complete"
   fi
+  flock -u 8
   python="$venv/bin/python"
 fi
 
