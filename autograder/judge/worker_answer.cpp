@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "compiler_output.hpp"
 #include "json_schema.hpp"
 #include "sandbox.hpp"
 #include "session_internal.hpp"
@@ -18,14 +19,8 @@ namespace {
 // a library's initialisers prints its message first and some 40 frames after it, which would fill the tail.
 std::string without_backtrace(const std::string& text) {
   std::string kept;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    if (line.rfind("frame #", 0) != 0 && line != "<omitting python frames>") kept += line + "\n";
-    start = end + 1;
-  }
+  for (const std::string& line : compiler_output::split_lines(text))
+    if (!compiler_output::starts_with(line, "frame #") && line != "<omitting python frames>") kept += line + "\n";
   return kept;
 }
 
