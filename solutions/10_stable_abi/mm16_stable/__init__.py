@@ -1,0 +1,45 @@
+"""course::mm16 on the LibTorch stable ABI, as a package: importing it registers the operator.
+
+The C++ library (_C) holds the schema, the CPU, CUDA and Meta kernels. What the stable ABI cannot express in C++ is
+registered here, in Python, on the same operator: a fake kernel with symbolic sizes (the C++ Meta kernel reads plain
+integers, so torch.compile would specialise every shape) and the autograd formula (the stable ABI has no autograd
+registration)."""
+
+import torch
+
+from . import _C  # noqa: F401  (loading the library runs its STABLE_TORCH_LIBRARY blocks)
+
+
+# --8<-- [start:fake]
+@torch.library.register_fake("course::mm16")
+def _mm16_fake(a, b):
+    torch._check(a.dim() == 2 and b.dim() == 2, lambda: "mm16: expected 2-D matrices")
+    torch._check(a.shape[1] == b.shape[0], lambda: "mm16: a.size(1) must equal b.size(0)")
+    out = torch.float32 if a.dtype == torch.float16 else a.dtype
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out)
+# --8<-- [end:fake]
+
+
+# --8<-- [start:autograd]
+def _setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    grad_a = grad_b = None
+    # the gradients in the inputs' dtype: mm16's float32 output of float16 inputs flows back as float16
+    if ctx.needs_input_grad[0]:
+        grad_a = (grad @ b.to(grad.dtype).mT).to(a.dtype)
+    if ctx.needs_input_grad[1]:
+        grad_b = (a.to(grad.dtype).mT @ grad).to(b.dtype)
+    return grad_a, grad_b
+
+
+torch.library.register_autograd("course::mm16", _backward, setup_context=_setup_context)
+# --8<-- [end:autograd]
+
+
+def mm16(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b through course::mm16: float16 inputs give a float32 result."""
+    return torch.ops.course.mm16(a, b)
