@@ -60,7 +60,11 @@ def main(request_path=None, started=None):
             try:
                 load_library(request["library"])
             except Exception as e:  # reported to the judge as data
-                raise RuntimeError(f"loading the library failed: {type(e).__name__}: {e}") from e
+                # torch.ops.load_library says only "Could not load this library: PATH"; the loader's own reason
+                # (an undefined symbol: which torch the library needs) is its __cause__
+                cause = e.__cause__
+                because = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+                raise RuntimeError(f"loading the library failed: {type(e).__name__}: {e}{because}") from e
         lap("load")
         report, tensors = handler(request, inputs)
         lap("probes")
