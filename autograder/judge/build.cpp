@@ -91,6 +91,29 @@ void use_own_cache(BuildSteps& steps, const fs::path& submission) {
   steps.env["CCACHE_SLOPPINESS"] = "pch_defines,time_macros,include_file_mtime,include_file_ctime";
 }
 
+// TORCH_TARGET_VERSION for "2.10": major in bits 56-63, minor in 48-55 (torch/csrc/stable/version.h's encoding).
+std::string torch_target_definition(const std::string& target) {
+  const std::size_t dot = target.find('.');
+  char hex[19];
+  std::snprintf(hex, sizeof hex, "0x%02X%02X000000000000", std::stoi(target.substr(0, dot)),
+                std::stoi(target.substr(dot + 1)));
+  return std::string("-DTORCH_TARGET_VERSION=") + hex;
+}
+
+// A stable-ABI exercise: no precompiled header (it would put ATen into every translation unit and its symbols into
+// the library), the target version, and what toolchain.json's "stable" adds (CPython's headers for the limited-API
+// module, USE_CUDA for the shim's CUDA entry points).
+void set_up_stable(BuildSteps& steps, const Exercise& ex) {
+  steps.pch.clear();
+  steps.common.push_back(torch_target_definition(ex.torch_target));
+  const json stable = steps.tc.value("stable", json::object());
+  for (auto& d : strings(stable, "definitions")) steps.common.push_back("-D" + d);
+  for (auto& i : strings(stable, "include_dirs")) {
+    steps.common.push_back("-isystem");
+    steps.common.push_back(i);
+  }
+}
+
 void set_up_steps(BuildSteps& steps, const fs::path& submission) {
   const json& tc = steps.tc;
   // The compiler's messages in the C locale: plain ASCII quotes ('k', not the UTF-8 ones), the same on every
@@ -254,6 +277,7 @@ const BuildResult& Session::build(const std::string& variant) {
   BuildSteps steps{toolchain, dir, {}, {}, {}, {}, {}, {}, {}};
   if (!copy_submission(*this, b, steps)) return b;
   set_up_steps(steps, cfg.submission);
+  if (exercise.stable_abi()) set_up_stable(steps, exercise);
   std::vector<std::string> objects;
   bool has_cuda = false;
   if (!compile_sources(*this, b, steps, variant, objects, has_cuda)) return b;

@@ -1,6 +1,7 @@
 // Loading an exercise: its exercise.json resolved against the check catalog (the course's, never the
 // submission's), and CMake's CUDA architecture list turned into the nvcc flags the judge builds with.
 #include <algorithm>
+#include <regex>
 #include <sstream>
 
 #include "grading.hpp"
@@ -69,6 +70,17 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
            "'cuda_sources' must name files of 'sources'");
       e.cuda_sources.push_back(x.get<std::string>());
     }
+  }
+  if (j.contains("abi")) e.abi = text(j, "abi", true);
+  need(e.abi == "classic" || e.abi == "stable", "'abi' must be \"classic\" or \"stable\"");
+  e.torch_target = text(j, "torch_target", false);
+  if (e.stable_abi()) {
+    std::smatch m;
+    need(std::regex_match(e.torch_target, m, std::regex("2\\.[0-9]{1,2}")),
+         "'torch_target' must say the oldest torch the stable binary runs on, as MAJOR.MINOR (\"2.10\")");
+    need(!e.library.empty(), "a stable-ABI exercise names its 'library' (the Python package the wheel holds)");
+  } else {
+    need(e.torch_target.empty(), "'torch_target' is for \"abi\": \"stable\" only");
   }
   need(j.contains("checks") && j["checks"].is_array() && !j["checks"].empty(), "'checks' must be a non-empty list");
   for (auto& entry : j["checks"]) {
