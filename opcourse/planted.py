@@ -118,6 +118,8 @@ def materialize(course_root: Path, case_dir: Path, work: Path, subs: dict[str, s
             if entry.is_file():
                 entry.write_text(substitute(entry.read_text(), subs))
     for fname, target in expected.get("links", {}).items():
+        if (sub / fname).is_dir() and not (sub / fname).is_symlink():
+            shutil.rmtree(sub / fname)  # a folder (a stable-ABI exercise's package) becomes the link
         (sub / fname).unlink(missing_ok=True)
         os.symlink(substitute(target, subs), sub / fname)
     for fname, target in expected.get("hardlinks", {}).items():

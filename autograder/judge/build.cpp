@@ -47,6 +47,7 @@ bool copy_submission(const Session& s, BuildResult& b, BuildSteps& steps) {
     return false;
   }
   for (auto& f : read.files) {
+    fs::create_directories((b.dir / "src" / f.name).parent_path());  // a package's PACKAGE/NAME.py
     std::ofstream out(b.dir / "src" / f.name, std::ios::binary);
     out.write(f.content.data(), static_cast<std::streamsize>(f.content.size()));
     if (!out) {
@@ -108,10 +109,11 @@ void set_up_stable(BuildSteps& steps, const Exercise& ex) {
   steps.common.push_back(torch_target_definition(ex.torch_target));
   const json stable = steps.tc.value("stable", json::object());
   for (auto& d : strings(stable, "definitions")) steps.common.push_back("-D" + d);
-  for (auto& i : strings(stable, "include_dirs")) {
-    steps.common.push_back("-isystem");
-    steps.common.push_back(i);
-  }
+  // first, before torch's own: a stable build may name the headers of another torch (the GPU machine's run of
+  // exercise 10 compiles against the course's torch's stable headers and loads in the machine's older torch)
+  std::vector<std::string> first;
+  for (auto& i : strings(stable, "include_dirs")) first.insert(first.end(), {"-isystem", i});
+  steps.common.insert(steps.common.begin(), first.begin(), first.end());
 }
 
 void set_up_steps(BuildSteps& steps, const fs::path& submission) {
@@ -218,8 +220,12 @@ bool compile_sources(Session& s, BuildResult& b, BuildSteps& steps, const std::s
 bool link_library(Session& s, BuildResult& b, BuildSteps& steps, const std::string& variant,
                   const std::vector<std::string>& objects, bool has_cuda) {
   const json& tc = steps.tc;
-  const std::string lib = "lib" + s.exercise.library + ".so";
-  b.library = steps.dir / lib;
+  // A stable-ABI library is a Python package's extension module, as its wheel holds it: LIBRARY/_C.abi3.so beside the
+  // package's .py files (package_python), imported by the worker (`import LIBRARY`).
+  const bool package = s.exercise.stable_abi();
+  const std::string lib = package ? s.exercise.library + "/_C.abi3.so" : "lib" + s.exercise.library + ".so";
+  b.library = steps.dir / (package ? "pkg" : "") / lib;
+  fs::create_directories(b.library.parent_path());
   std::vector<std::string> link{tc.at("cxx").get<std::string>(), "-shared", "-o", b.library.string()};
   link.insert(link.end(), objects.begin(), objects.end());
   for (auto& d : strings(tc, "link_dirs")) {
@@ -257,6 +263,21 @@ bool link_library(Session& s, BuildResult& b, BuildSteps& steps, const std::stri
   return true;
 }
 
+// The package's Python files (LIBRARY/NAME.py of the sources) beside its extension module, as the wheel lays them out.
+bool package_python(Session& s, BuildResult& b, const BuildSteps& steps) {
+  for (const std::string& src : s.exercise.sources) {
+    if (src.find('/') == std::string::npos) continue;
+    std::error_code ec;
+    fs::copy_file(steps.dir / "src" / src, b.library.parent_path() / fs::path(src).filename(),
+                  fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      b.failure = "the judge could not copy " + src + " into its package folder: " + ec.message();
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 const BuildResult& Session::build(const std::string& variant) {
@@ -283,6 +304,7 @@ const BuildResult& Session::build(const std::string& variant) {
   if (!compile_sources(*this, b, steps, variant, objects, has_cuda)) return b;
   // nothing to link when nothing was compiled: the exercise is Python only
   if (!objects.empty() && !link_library(*this, b, steps, variant, objects, has_cuda)) return b;
+  if (exercise.stable_abi() && !package_python(*this, b, steps)) return b;
   b.ok = true;
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return b;

@@ -79,7 +79,15 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
     need(std::regex_match(e.torch_target, m, std::regex("2\\.[0-9]{1,2}")),
          "'torch_target' must say the oldest torch the stable binary runs on, as MAJOR.MINOR (\"2.10\")");
     need(!e.library.empty(), "a stable-ABI exercise names its 'library' (the Python package the wheel holds)");
-  } else {
+  }
+  for (auto& src : e.sources) {  // a source in a folder: only a stable-ABI exercise's package, LIBRARY/NAME.py
+    const std::size_t slash = src.find('/');
+    if (slash == std::string::npos) continue;
+    need(e.stable_abi() && src.substr(0, slash) == e.library && src.size() > 3 &&
+             src.compare(src.size() - 3, 3, ".py") == 0 && src.find('/', slash + 1) == std::string::npos,
+         "source '" + src + "': a source in a folder must be the stable-ABI package's LIBRARY/NAME.py");
+  }
+  if (!e.stable_abi()) {
     need(e.torch_target.empty(), "'torch_target' is for \"abi\": \"stable\" only");
   }
   need(j.contains("checks") && j["checks"].is_array() && !j["checks"].empty(), "'checks' must be a non-empty list");

@@ -31,10 +31,12 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-// Why `name` (an entry of the folder open as `dirfd`) cannot be taken, or "" when it was read into `content`.
-std::string read_entry(int dirfd, const std::string& name, const SubmissionLimits& limits, std::string& content) {
+// Why the entry `entry` of the folder open as `dirfd` cannot be taken, or "" when it was read into `content`. `name`
+// is how messages name it (the entry, or PACKAGE/ENTRY).
+std::string read_entry(int dirfd, const std::string& entry, const std::string& name, const SubmissionLimits& limits,
+                       std::string& content) {
   struct stat before{};
-  if (fstatat(dirfd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0)
+  if (fstatat(dirfd, entry.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0)
     return errno == ENOENT ? "missing" : name + " cannot be read: " + std::strerror(errno);
   if (S_ISLNK(before.st_mode)) return name + " is a symbolic link: submit the file itself, not a link to it";
   if (!S_ISREG(before.st_mode))
@@ -46,7 +48,7 @@ std::string read_entry(int dirfd, const std::string& name, const SubmissionLimit
            std::to_string(limits.max_file_bytes) + " allowed for one file";
   // O_NOFOLLOW and O_NONBLOCK: if the entry was swapped for a link or a FIFO since the look above, the open fails or
   // does not wait; the inode must still be the one that was looked at.
-  Fd f(openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  Fd f(openat(dirfd, entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (f.fd < 0) return name + " cannot be opened: " + std::strerror(errno);
   struct stat now{};
   if (fstat(f.fd, &now) != 0 || !S_ISREG(now.st_mode) || now.st_ino != before.st_ino || now.st_dev != before.st_dev ||
@@ -70,6 +72,22 @@ std::string read_entry(int dirfd, const std::string& name, const SubmissionLimit
 
 bool plain_name(const std::string& n) {
   return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos && n.find('\0') == std::string::npos;
+}
+
+// A required file one folder down (a Python package's PACKAGE/NAME.py): the folder is opened without following a
+// link, and the file read from it as any other. Why it cannot be taken, or "" (then `content` holds it).
+std::string read_in_folder(int dirfd, const std::string& name, const SubmissionLimits& limits, std::string& content) {
+  const std::string folder = name.substr(0, name.find('/')), entry = name.substr(name.find('/') + 1);
+  Fd sub(openat(dirfd, folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (sub.fd < 0) {
+    struct stat st{};
+    if (errno == ENOENT) return "missing";
+    if (fstatat(dirfd, folder.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+      return folder + " is " + kind_of(st.st_mode) + ", not a folder: submit the package folder itself, holding " +
+             entry;
+    return "the folder " + folder + " cannot be opened: " + std::strerror(errno);
+  }
+  return read_entry(sub.fd, entry, name, limits, content);
 }
 
 // Why the submission folder could not be opened (errno `e`), in words.
@@ -127,7 +145,8 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   std::size_t total = 0;
   auto take = [&](const std::string& name) -> std::string {
     std::string content;
-    std::string why = read_entry(dir.fd, name, limits, content);
+    std::string why = name.find('/') == std::string::npos ? read_entry(dir.fd, name, name, limits, content)
+                                                         : read_in_folder(dir.fd, name, limits, content);
     if (!why.empty()) return why;
     total += content.size();
     if (total > limits.max_total_bytes)
@@ -137,7 +156,10 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
     return "";
   };
   for (auto& name : required) {
-    if (!plain_name(name)) {
+    const std::size_t slash = name.find('/');
+    const bool one_folder_down = slash != std::string::npos && plain_name(name.substr(0, slash)) &&
+                                 plain_name(name.substr(slash + 1));
+    if (!plain_name(name) && !one_folder_down) {
       r.failure = "the exercise names an invalid source file '" + name + "' (a course bug)";
       return r;
     }

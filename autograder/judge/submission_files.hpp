@@ -1,5 +1,6 @@
 // Reading a submission. A submission is data from someone who may be hostile: the judge takes only regular files that
-// sit directly in the submission folder, opened without following links, bounded in size and count. A symbolic link
+// sit directly in the submission folder (or, for a file the exercise names as PACKAGE/NAME.py, in that one folder),
+// opened without following links, bounded in size and count. A symbolic link
 // (to the reference solution, or to any file the grading user can read), a hard link, a FIFO, a device or a folder
 // where a source should be is refused with a message that names it, and nothing of its target is read.
 #pragma once
@@ -18,7 +19,7 @@ struct SubmissionLimits {
 };
 
 struct SubmissionFile {
-  std::string name;  // a plain file name: no folder part
+  std::string name;  // a plain file name, or PACKAGE/NAME.py for a required file of a Python package
   std::string content;
 };
 
@@ -29,7 +30,7 @@ struct SubmissionRead {
 };
 
 // Reads `required` (each must exist) and every other entry whose name `optional` accepts (headers beside the
-// sources), from `folder` itself (never below it). `folder` must be a folder, not a link to one.
+// sources), from `folder` itself (never below it, but for a required PACKAGE/NAME: one folder, not a link to one). `folder` must be a folder, not a link to one.
 SubmissionRead read_submission(const std::filesystem::path& folder, const std::vector<std::string>& required,
                                const std::function<bool(const std::string&)>& optional,
                                const SubmissionLimits& limits = {});

@@ -32,6 +32,7 @@
 #include "../judge/sandbox.hpp"
 #include "../judge/session_internal.hpp"
 #include "../judge/sha256.hpp"
+#include "../judge/submission_files.hpp"
 
 using namespace judge;
 
@@ -873,4 +874,40 @@ TEST_CASE("a worker's answer is held to its group's schema: the envelope always,
         std::string::npos);
   CHECK(answer_mismatch(root, "no_such_group", json{{"nonce", "a"}, {"group", "no_such_group"}, {"status", "ok"}})
             .find("the judge has no declaration of the group 'no_such_group'") != std::string::npos);
+}
+
+TEST_CASE("a stable-ABI package's PACKAGE/NAME.py is read from that one folder, never through a link") {
+  namespace fs = std::filesystem;
+  const fs::path dir = temp_path("_submission");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "pkg");
+  write_bytes((dir / "op.cpp").string(), "int x;\n");
+  write_bytes((dir / "pkg" / "__init__.py").string(), "from . import _C\n");
+  auto none = [](const std::string&) { return false; };
+  SubmissionRead r = read_submission(dir, {"op.cpp", "pkg/__init__.py"}, none);
+  REQUIRE(r.ok);
+  REQUIRE(r.files.size() == 2);
+  CHECK(r.files[1].name == "pkg/__init__.py");
+  CHECK(r.files[1].content == "from . import _C\n");
+  // the folder a link to another: refused by name, nothing read through it
+  fs::rename(dir / "pkg", dir / "elsewhere");
+  fs::create_directory_symlink(dir / "elsewhere", dir / "pkg");
+  r = read_submission(dir, {"op.cpp", "pkg/__init__.py"}, none);
+  CHECK_FALSE(r.ok);
+  CHECK(r.failure.find("pkg is a symbolic link, not a folder") != std::string::npos);
+  // the file in it a link: refused as any source is
+  fs::remove(dir / "pkg");
+  fs::create_directories(dir / "pkg");
+  fs::create_symlink(dir / "elsewhere" / "__init__.py", dir / "pkg" / "__init__.py");
+  r = read_submission(dir, {"op.cpp", "pkg/__init__.py"}, none);
+  CHECK_FALSE(r.ok);
+  CHECK(r.failure.find("pkg/__init__.py is a symbolic link") != std::string::npos);
+  // missing: named with its folder
+  fs::remove(dir / "pkg" / "__init__.py");
+  r = read_submission(dir, {"op.cpp", "pkg/__init__.py"}, none);
+  CHECK(r.failure.find("has no pkg/__init__.py") != std::string::npos);
+  // two folders down is not a package file: a course bug, refused
+  r = read_submission(dir, {"op.cpp", "pkg/sub/x.py"}, none);
+  CHECK(r.failure.find("invalid source file") != std::string::npos);
+  fs::remove_all(dir);
 }

@@ -19,9 +19,25 @@ NAMESPACE = "course"
 
 
 def load_library(path):
-    import torch
+    """Loads the operator library: a plain shared library through torch.ops.load_library, or, when it is a package's
+    extension module (a stable-ABI exercise: PACKAGE/_C.abi3.so beside PACKAGE/__init__.py), by importing the package
+    as its users do, which registers what its Python adds (a fake kernel, the autograd formula)."""
+    import importlib.util
+    import os
+    import sys
 
-    torch.ops.load_library(path)
+    folder = os.path.dirname(path)
+    init = os.path.join(folder, "__init__.py")
+    if not os.path.isfile(init):
+        import torch
+
+        torch.ops.load_library(path)
+        return
+    name = os.path.basename(folder)
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[folder])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # the package's own `from . import _C` finds its parent here
+    spec.loader.exec_module(module)
 
 
 def dispatched_ops(op_name, call):

@@ -1,8 +1,8 @@
 """course::mm16 on the LibTorch stable ABI, as a package: importing it registers the operator.
 
-The C++ library (_C) holds the schema, the CPU, CUDA and Meta kernels. What the stable ABI cannot express in C++ is
-registered here, in Python, on the same operator: a fake kernel with symbolic sizes (the C++ Meta kernel reads plain
-integers, so torch.compile would specialise every shape) and the autograd formula (the stable ABI has no autograd
+The C++ library (_C) holds the schema and the CPU and CUDA kernels. What the stable ABI cannot express in C++ is
+registered here, in Python, on the same operator: a fake kernel with symbolic sizes (a stable C++ Meta kernel would read
+plain integers, so torch.compile would specialise every shape) and the autograd formula (the stable ABI has no autograd
 registration)."""
 
 import torch
