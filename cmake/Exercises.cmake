@@ -65,7 +65,7 @@ endfunction()
 
 # course_stable_abi_flags(<target> <MAJOR.MINOR>): what a stable-ABI library (exercise.json "abi": "stable") is built
 # with beyond the classic flags, as the judge builds it (toolchain.json "stable"): TORCH_TARGET_VERSION for the
-# target, the limited C API of CPython for its module, and USE_CUDA for the shim's CUDA entry points.
+# target and CMakeLists.txt's COURSE_STABLE_DEFINITIONS and COURSE_STABLE_INCLUDE_DIRS.
 function(course_stable_abi_flags target torch_target)
   string(REPLACE "." ";" _parts "${torch_target}")
   list(GET _parts 0 _major)
@@ -77,8 +77,6 @@ function(course_stable_abi_flags target torch_target)
   string(REPEAT "0" ${_padding} _pad)
   string(TOUPPER "${_pad}${_digits}" _digits)
   target_compile_definitions(${target} PRIVATE "TORCH_TARGET_VERSION=0x${_digits}000000000000"
-                                               "Py_LIMITED_API=0x03090000" $<$<BOOL:${COURSE_WITH_CUDA}>:USE_CUDA>)
-  execute_process(COMMAND "${COURSE_PYTHON}" -c "import sysconfig; print(sysconfig.get_paths()['include'])"
-                  OUTPUT_VARIABLE _python_include OUTPUT_STRIP_TRAILING_WHITESPACE)
-  target_include_directories(${target} SYSTEM PRIVATE "${_python_include}")
+                                               ${COURSE_STABLE_DEFINITIONS})
+  target_include_directories(${target} SYSTEM BEFORE PRIVATE ${COURSE_STABLE_INCLUDE_DIRS})
 endfunction()

@@ -210,9 +210,25 @@ bwrap_bin=$(command -v bwrap || true)
 # this clone's own environment on top of $python, with opcourse installed from this clone (cheap when done)
 clone_python=$("$root/tools/clone_env.sh" "$python") || die "could not make this clone's environment (tools/clone_env.sh) on $python"
 
+# The older torch of requirements/course.txt ('# torch-older:'), in an environment of its own keyed like the first:
+# exercise 10's abi.cross_version loads there the binary built against the course's torch. Made by this same set-up
+# with COURSE_TORCH; not for an environment chosen by COURSE_PYTHON or COURSE_TORCH (that row is then SKIPPED, saying
+# why), and a failure to make it is a warning, not the set-up's failure.
+older_python=
+older_torch=$(sed -n 's/^# torch-older: *\([0-9.]*\).*/\1/p' "$req" | head -1)
+if [ -n "$older_torch" ] && [ -z "${COURSE_PYTHON:-}${COURSE_TORCH:-}${COURSE_TORCH_INDEX:-}" ]; then
+  older_venv=$(COURSE_TORCH="torch==$older_torch" "$root/tools/venv_path.sh")
+  if [ -f "$older_venv/.complete" ] || COURSE_TORCH="torch==$older_torch" "$0" >/dev/null; then
+    older_python=$older_venv/bin/python
+  else
+    say "warning: could not make the environment of the older torch $older_torch (above): exercise 10's abi.cross_version will be SKIPPED"
+  fi
+fi
+
 cat <<EOF
 COURSE_PYTHON=$clone_python
 COURSE_TORCH_PYTHON=$python
+COURSE_OLDER_TORCH_PYTHON=$older_python
 COURSE_NVCC=$nvcc
 COURSE_CUDA=$cuda
 COURSE_CCACHE=$ccache_bin

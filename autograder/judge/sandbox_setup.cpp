@@ -100,8 +100,11 @@ std::string Sandbox::mount_toolchain(const json& tc) {
     fs::path real = fs::canonical(p, ec);
     if (!ec) wanted.push_back(real);
   };
-  std::string python = tc.value("python", "");
-  {  // a venv: bin/python in a folder with pyvenv.cfg; otherwise the python's prefix
+  // a venv: bin/python in a folder with pyvenv.cfg; otherwise the python's prefix. The worker's python, and the older
+  // torch's that abi.cross_version runs it with.
+  for (const char* key : {"python", "older_torch_python"}) {
+    const std::string python = tc.value(key, "");
+    if (python.empty()) continue;
     fs::path prefix = fs::path(python).parent_path().parent_path();
     add_tree_of(prefix.string(), 0);
     std::error_code ec;  // the interpreter a venv points at (e.g. pyenv's, under /root/.pyenv): its prefix too

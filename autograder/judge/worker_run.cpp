@@ -164,7 +164,7 @@ RunPlan Session::plan_run(const std::string& name, const json& args, const std::
 }
 
 // The worker server serves a group that needs nothing it was not started with: the default build, no wrapper, no
-// extra environment, nothing to read beyond what it mounts, no GPU (fork after torch's import has not been shown on a
+// extra environment, the worker's own python, nothing to read beyond what it mounts, no GPU (fork after torch's import has not been shown on a
 // GPU yet: those groups keep a fresh sandbox each). Anything else, or a server that cannot answer, runs as before: a
 // fresh sandbox per group.
 bool Session::server_can_serve(const RunPlan& p) const {
@@ -174,6 +174,7 @@ bool Session::server_can_serve(const RunPlan& p) const {
     });
   };
   return p.variant == "default" && !p.gpu && !p.args.contains("judge_wrapper") && !p.args.contains("judge_env") &&
+         !p.args.contains("judge_python") &&
          std::all_of(p.readable.begin(), p.readable.end(), mounted);
 }
 
@@ -220,7 +221,9 @@ void Session::attempt_run(GroupResult& g, const RunPlan& p, bool alone, MachineF
   if (!served) {
     std::vector<std::string> argv;
     for (auto& w : p.args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());
-    argv.insert(argv.end(), {toolchain.at("python").get<std::string>(), toolchain.at("worker").get<std::string>(),
+    // args["judge_python"] names another python of toolchain.json ("older_torch_python": abi.cross_version)
+    const std::string python = toolchain.value(p.args.value("judge_python", std::string("python")), "");
+    argv.insert(argv.end(), {python, toolchain.at("worker").get<std::string>(),
                              (dir / "request.json").string()});
     prepare_run_folder(dir, p, nonce, exercise.id);
     g.process = Sandbox::get().run(ProcessSpec{argv, p.env, dir.string(), p.timeout_s, 64 * 1024}, dir, p.readable);
