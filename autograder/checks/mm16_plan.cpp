@@ -112,6 +112,13 @@ const GroupResult& run(const Plan& plan, const std::string& variant) {
   return Session::get().group("mm16", args, plan.inputs, variant);
 }
 
+const GroupResult& run_in(const Plan& plan, const std::string& python) {
+  json args = plan.request_args();
+  if (plan.gpu) args["judge_gpu"] = true;
+  args["judge_python"] = python;
+  return Session::get().group("mm16", args, plan.inputs);
+}
+
 const GroupResult& run_sanitized(const Plan& plan, const std::string& tool) {
   auto& s = Session::get();
   json args = plan.request_args();

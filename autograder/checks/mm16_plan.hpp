@@ -76,6 +76,8 @@ const Plan& contract_plan(const std::string& device);  // invalid calls (and one
 
 // The worker run of a plan (variant "ptx": the PTX-only build).
 const GroupResult& run(const Plan& plan, const std::string& variant = "default");
+// The worker run of a plan with another python of toolchain.json (`python`: its key, "older_torch_python").
+const GroupResult& run_in(const Plan& plan, const std::string& python);
 // The worker run of a plan under compute-sanitizer's `tool` (memcheck, racecheck): its log is TOOL.log in the run's
 // folder, and the run exits with kSanitizerFoundErrors when the tool reported an error.
 constexpr int kSanitizerFoundErrors = 97;

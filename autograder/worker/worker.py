@@ -77,6 +77,8 @@ def main(request_path=None, started=None):
         else:
             response["error"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
+    if "torch" in sys.modules:
+        response["torch"] = str(sys.modules["torch"].__version__)
     if tensors:
         from safetensors.torch import save_file
 

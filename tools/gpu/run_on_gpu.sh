@@ -5,7 +5,7 @@
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
 #                                                 gpu-cases-no-gpu, cuda-cases, late-cases (= late-07 late-08-09),
 #                                                 harness-5x, hang, probes, neighbours, mutants, cases,
-#                                                 chapter-figures
+#                                                 chapter-figures, stable-abi
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -32,6 +32,9 @@ export COURSE_PYTHON=${COURSE_PYTHON:-python3} COURSE_DEPS_ROOT="$root/.deps" CO
 # the scripts below import the package opcourse: run them in this clone's own environment on top of that python (what
 # tools/setup.sh makes for ./course too; ./course finds the python with torch under it)
 COURSE_PYTHON=$("$root/tools/clone_env.sh" "$(command -v "$COURSE_PYTHON")") || exit 1
+# exercise 10 compiled against the course's torch's stable headers (tools/gpu/fetch_deps.sh carried them), loaded in
+# this machine's older torch: the stable ABI's promise, graded by the exercise's own rows
+[ -d "$root/.deps/torch-stable-include" ] && export COURSE_STABLE_TORCH_INCLUDE="$root/.deps/torch-stable-include"
 export COURSE_BUILD_DIR="$root/build-gpu" PYTHONUNBUFFERED=1 COURSE_TEST_JOBS=${COURSE_TEST_JOBS:-8}
 
 step() {  # step NAME COMMAND...: runs it, logs it, records its exit status, tabulates the planted verdicts
@@ -83,6 +86,11 @@ for s in $steps; do
     neighbours)  # issue 30: the reference's verdicts beside hostile neighbours in a --jobs 8 batch, with the GPU turns
       # off, and beside a process outside the course that holds all of the GPU's memory (tools/gpu/neighbours.py)
       step neighbours bash -c "./course build && '$COURSE_PYTHON' tools/gpu/neighbours.py '$logs' ${COURSE_NEIGHBOURS_PARTS:-}" ;;
+    stable-abi)  # exercise 10: its planted cases (the CUDA rows under this machine's torch, the binary compiled
+      # against the course's torch's stable headers), and the stable headers' torch named in the log
+      step stable-abi bash -c "grep -h 'TORCH_VERSION_MINOR\|TORCH_VERSION_MAJOR' \
+        '${COURSE_STABLE_TORCH_INCLUDE:-/nonexistent}/torch/headeronly/version.h' 2>&1 | head -2; \
+        ./course test -R 'planted/10_stable_abi/'" ;;
     cases)  # the planted cases COURSE_CASES (a ctest regex) names
       step cases ./course test -R "${COURSE_CASES:?COURSE_CASES: a ctest regex}" ;;
     mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants,
