@@ -13,7 +13,11 @@ TEST_SUITE("common") {
       std::snprintf(secs, sizeof secs, "%.1f", b.seconds);
       std::string left_out;
       for (auto& f : b.left_out) left_out += (left_out.empty() ? "" : ", ") + f;
-      pass("built lib" + Session::get().exercise.library + ".so from " +
+      // what was built, named from its folder: libLIBRARY.so, or a stable-ABI package's LIBRARY/_C.abi3.so
+      const std::string built = b.library.parent_path().filename().string() == Session::get().exercise.library
+                                    ? Session::get().exercise.library + "/" + b.library.filename().string()
+                                    : b.library.filename().string();
+      pass("built " + built + " from " +
            std::to_string(Session::get().exercise.sources.size() - b.left_out.size()) + " source(s) in " + secs + " s" +
            (left_out.empty() ? "" : " (CPU sources only: no CUDA toolkit to compile " + left_out + ")"));
     } else if (b.refused) {
@@ -33,6 +37,8 @@ TEST_SUITE("common") {
   TEST_CASE("load") {
     const GroupResult& g = Session::get().require("inspect");
     std::size_t n = g.report.value("ops", json::array()).size();
-    pass("torch.ops.load_library loaded it; " + std::to_string(n) + " operator(s) in the course namespace");
+    const Exercise& ex = Session::get().exercise;
+    pass((ex.stable_abi() ? "import " + ex.library + " loaded it" : std::string("torch.ops.load_library loaded it")) +
+         "; " + std::to_string(n) + " operator(s) in the course namespace");
   }
 }

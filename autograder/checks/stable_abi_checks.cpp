@@ -108,7 +108,7 @@ TEST_CASE("abi.cross_version") {
                     "at load with an undefined symbol; set TORCH_TARGET_VERSION to " + s.exercise.torch_target +
                     " (the exercise's target) and use only torch/csrc/stable and torch/headeronly",
                 "the same binary loads and computes in the older torch");
-  const std::string older = g.report.value("torch", std::string("(its version unreported)"));
+  const std::string older = g.report.value("torch_version", std::string("(its version unreported)"));
   products_row(g, forward_calls(p), "CPU products in torch " + older,
                "the library built against torch " + s.toolchain.value("torch_version", "") +
                    ", loaded in torch " + older + ": each output matches a @ b computed by the judge, " +

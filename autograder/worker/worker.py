@@ -78,7 +78,7 @@ def main(request_path=None, started=None):
             response["error"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
     if "torch" in sys.modules:
-        response["torch"] = str(sys.modules["torch"].__version__)
+        response["torch_version"] = str(sys.modules["torch"].__version__)
     if tensors:
         from safetensors.torch import save_file
 

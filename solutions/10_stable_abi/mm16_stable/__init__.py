@@ -13,10 +13,24 @@ from . import _C  # noqa: F401  (loading the library runs its STABLE_TORCH_LIBRA
 # --8<-- [start:fake]
 @torch.library.register_fake("course::mm16")
 def _mm16_fake(a, b):
-    torch._check(a.dim() == 2 and b.dim() == 2, lambda: "mm16: expected 2-D matrices")
-    torch._check(a.shape[1] == b.shape[0], lambda: "mm16: a.size(1) must equal b.size(0)")
+    # the CPU kernel's contract, on metadata alone: the same refusals, the same messages (sizes may be symbols)
+    torch._check(
+        a.dim() == 2 and b.dim() == 2,
+        lambda: f"mm16: expected 2-D matrices, got a with {a.dim()} dimension(s) and b with {b.dim()}",
+    )
+    torch._check(
+        a.shape[1] == b.shape[0],
+        lambda: f"mm16: a is {a.shape[0]}x{a.shape[1]} and b is {b.shape[0]}x{b.shape[1]}: a.size(1) must equal b.size(0)",
+    )
+    torch._check(a.dtype == b.dtype, lambda: f"mm16: a and b must have the same dtype, got {a.dtype} and {b.dtype}")
+    torch._check(
+        a.dtype in (torch.float16, torch.float32, torch.float64),
+        lambda: f"mm16: expected floating-point inputs (float16, float32, float64), got {a.dtype}",
+    )
     out = torch.float32 if a.dtype == torch.float16 else a.dtype
     return a.new_empty((a.shape[0], b.shape[1]), dtype=out)
+
+
 # --8<-- [end:fake]
 
 
