@@ -86,11 +86,17 @@ for s in $steps; do
     neighbours)  # issue 30: the reference's verdicts beside hostile neighbours in a --jobs 8 batch, with the GPU turns
       # off, and beside a process outside the course that holds all of the GPU's memory (tools/gpu/neighbours.py)
       step neighbours bash -c "./course build && '$COURSE_PYTHON' tools/gpu/neighbours.py '$logs' ${COURSE_NEIGHBOURS_PARTS:-}" ;;
-    stable-abi)  # exercise 10: its planted cases (the CUDA rows under this machine's torch, the binary compiled
-      # against the course's torch's stable headers), and the stable headers' torch named in the log
-      step stable-abi bash -c "grep -h 'TORCH_VERSION_MINOR\|TORCH_VERSION_MAJOR' \
-        '${COURSE_STABLE_TORCH_INCLUDE:-/nonexistent}/torch/headeronly/version.h' 2>&1 | head -2; \
-        ./course test -R 'planted/10_stable_abi/'" ;;
+    stable-abi)  # exercise 10 compiled against the course's torch's stable headers, graded under this machine's older
+      # torch: the judge alone is built (grader_10_stable_abi, through a grade of the reference), then the exercise's
+      # planted cases whose verdicts are the GPU's, side by side (their GPU runs take turns); the audit and
+      # cross-version cases need the course's environment (its audit tools, its older torch), which this machine lacks
+      step stable-abi bash -c "grep -h 'define TORCH_VERSION_M' '${COURSE_STABLE_TORCH_INCLUDE:-/nonexistent}/torch/headeronly/version.h'
+        ./course grade 10_stable_abi solutions/10_stable_abi
+        for n in reference stub default_stream no_device_guard; do c=autograder/planted/10_stable_abi/\$n
+          '$COURSE_PYTHON' autograder/tests/run_planted.py --judge '$COURSE_BUILD_DIR/judge' --course-root '$root' \
+            --case \$c --results-dir '$COURSE_BUILD_DIR/planted-results' --work-dir '$COURSE_BUILD_DIR/planted-work/10/'\$n \
+            >'$logs/stable-abi-'\$n.log 2>&1 & done
+        bad=0; for p in \$(jobs -p); do wait \$p || bad=\$((bad + 1)); done; echo \"\$bad case(s) not as expected\"; [ \$bad = 0 ]" ;;
     cases)  # the planted cases COURSE_CASES (a ctest regex) names
       step cases ./course test -R "${COURSE_CASES:?COURSE_CASES: a ctest regex}" ;;
     mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants,
