@@ -21,7 +21,7 @@ _FUNCTION = re.compile(
     r"^\s*(?:inline\s+|static\s+|constexpr\s+|explicit\s+|virtual\s+|const\s+)*(?P<type>[\w:<>,]+[\s*&]+)(?P<name>\w+)\s*\("
 )
 _NOT_TYPES = {"return", "else", "new", "delete", "throw", "case", "goto", "using", "typedef"}
-_CLASS = re.compile(r"^\s*(?:class|struct)\s+(\w+)\b(?!;)")
+_CLASS = re.compile(r"^\s*(?:class|struct|enum\s+class|enum)\s+(\w+)\b(?!;)")  # enum class: ScalarType
 _MACRO = re.compile(r"^\s*#\s*define\s+(\w+)")
 _NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "decltype", "static_assert", "defined"}
 
