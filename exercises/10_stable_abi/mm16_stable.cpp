@@ -6,6 +6,7 @@
 //
 // The oldest torch this binary runs on, set before any torch header (the build passes the same value with -D, and
 // a second definition that differed would be a compile error): 2.10, older than the course's torch.
+// --8<-- [start:target]
 #ifndef TORCH_TARGET_VERSION
 #define TORCH_TARGET_VERSION (((0ULL + 2) << 56) | ((0ULL + 10) << 48))
 #endif
@@ -20,6 +21,7 @@
 
 using torch::headeronly::ScalarType;
 using torch::stable::Tensor;
+// --8<-- [end:target]
 
 namespace {
 
@@ -27,6 +29,7 @@ bool is_floating(ScalarType t) {
   return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double;
 }
 
+// --8<-- [start:checks]
 // The contract, checked before any memory is touched. STD_TORCH_CHECK throws a std::runtime_error; the shim turns
 // it into the RuntimeError Python sees, with this message.
 void check_mm16_inputs(const Tensor& a, const Tensor& b) {
@@ -39,6 +42,7 @@ void check_mm16_inputs(const Tensor& a, const Tensor& b) {
   STD_TORCH_CHECK(is_floating(a.scalar_type()), "mm16: expected floating-point inputs (float16, float32, float64), got ",
                   torch::headeronly::toString(a.scalar_type()));
 }
+// --8<-- [end:checks]
 
 ScalarType mm16_out_dtype(ScalarType in) {
   return in == ScalarType::Half ? ScalarType::Float : in;
@@ -63,6 +67,7 @@ void mm16_loops(const Tensor& a, const Tensor& b, Tensor& c) {
 
 }  // namespace
 
+// --8<-- [start:cpu]
 Tensor mm16_cpu(const Tensor& a, const Tensor& b) {
   check_mm16_inputs(a, b);
   // TODO(student) 1: refuse tensors that are not on the CPU (a.is_cpu()), with STD_TORCH_CHECK.
@@ -73,6 +78,7 @@ Tensor mm16_cpu(const Tensor& a, const Tensor& b) {
   (void)b;
   return a;
 }
+// --8<-- [end:cpu]
 
 // --8<-- [start:library]
 // TODO(student) 3: define the schema "mm16(Tensor a, Tensor b) -> Tensor" in a STABLE_TORCH_LIBRARY(course, m) block

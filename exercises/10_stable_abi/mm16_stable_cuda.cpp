@@ -21,6 +21,7 @@ using torch::stable::Tensor;
 
 namespace {
 
+// --8<-- [start:stream]
 // PyTorch's current stream on `device`, as a cudaStream_t. stable::Stream::nativeHandle() would say it in one call,
 // but it needs a 2.13 target; the shim's CUDA entry point has been there since before 2.10.
 cudaStream_t current_cuda_stream(int32_t device) {
@@ -29,6 +30,7 @@ cudaStream_t current_cuda_stream(int32_t device) {
   (void)device;
   return nullptr;
 }
+// --8<-- [end:stream]
 
 }  // namespace
 

@@ -13,7 +13,6 @@
 namespace {
 constexpr int kTile = 16;  // WMMA fragment edge: a 16x16 tile of c from 16x16 tiles of a and b
 
-// --8<-- [start:kernel]
 // One warp (32 threads) computes one 16x16 tile of c. For each step along K it stages a 16x16 tile of a and of b
 // in shared memory, zero-filling what lies outside the matrices (edge tiles), then multiplies them with WMMA.
 __global__ void mm16_wmma_kernel(const __half* __restrict__ a, const __half* __restrict__ b, float* __restrict__ c,
@@ -52,10 +51,8 @@ __global__ void mm16_wmma_kernel(const __half* __restrict__ a, const __half* __r
     if (r < M && q < N) c[r * N + q] = sc[e];
   }
 }
-// --8<-- [end:kernel]
 }  // namespace
 
-// --8<-- [start:launcher]
 void mm16_wmma_launch(const __half* a, const __half* b, float* c, int64_t M, int64_t N, int64_t K,
                       cudaStream_t stream) {
   // One 32-thread block per 16x16 tile of c, all along gridDim.x: no M or N that fits in memory is refused.
@@ -65,4 +62,3 @@ void mm16_wmma_launch(const __half* a, const __half* b, float* c, int64_t M, int
   // The stream argument is the whole point: PyTorch's current stream, never 0 (the legacy default stream).
   mm16_wmma_kernel<<<grid, 32, 0, stream>>>(a, b, c, M, N, K);
 }
-// --8<-- [end:launcher]

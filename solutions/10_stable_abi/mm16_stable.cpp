@@ -63,6 +63,7 @@ void mm16_loops(const Tensor& a, const Tensor& b, Tensor& c) {
 
 }  // namespace
 
+// --8<-- [start:cpu]
 Tensor mm16_cpu(const Tensor& a, const Tensor& b) {
   check_mm16_inputs(a, b);
   STD_TORCH_CHECK(a.is_cpu() && b.is_cpu(), "mm16_cpu: expected CPU tensors");
@@ -81,6 +82,7 @@ Tensor mm16_cpu(const Tensor& a, const Tensor& b) {
   }
   return c;
 }
+// --8<-- [end:cpu]
 
 
 // --8<-- [start:library]

@@ -21,6 +21,7 @@ using torch::stable::Tensor;
 
 namespace {
 
+// --8<-- [start:stream]
 // PyTorch's current stream on `device`, as a cudaStream_t. stable::Stream::nativeHandle() would say it in one call,
 // but it needs a 2.13 target; the shim's CUDA entry point has been there since before 2.10.
 cudaStream_t current_cuda_stream(int32_t device) {
@@ -28,6 +29,7 @@ cudaStream_t current_cuda_stream(int32_t device) {
   TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(device, &stream));
   return static_cast<cudaStream_t>(stream);
 }
+// --8<-- [end:stream]
 
 }  // namespace
 
