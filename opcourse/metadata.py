@@ -81,8 +81,12 @@ def load(ex: str, root: Path = ROOT) -> dict:
     if uncounted := [s for s in sources if s.endswith(".cu") and s not in cuda_sources]:
         raise MetadataError(f"{where}: {uncounted} need the CUDA toolkit: list them in cuda_sources")
     in_folder = [s for s in sources if "/" in s]
-    if in_folder and (data.get("abi") != "stable" or any(s != f"{data.get('library')}/{Path(s).name}" for s in in_folder)):
-        raise MetadataError(f"{where}: {in_folder}: a source in a folder must be the stable-ABI package's LIBRARY/NAME.py")
+    if in_folder and (
+        data.get("abi") != "stable" or any(s != f"{data.get('library')}/{Path(s).name}" for s in in_folder)
+    ):
+        raise MetadataError(
+            f"{where}: {in_folder}: a source in a folder must be the stable-ABI package's LIBRARY/NAME.py"
+        )
     return {**data, "checks": checks}
 
 

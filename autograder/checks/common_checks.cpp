@@ -17,8 +17,8 @@ TEST_SUITE("common") {
       const std::string built = b.library.parent_path().filename().string() == Session::get().exercise.library
                                     ? Session::get().exercise.library + "/" + b.library.filename().string()
                                     : b.library.filename().string();
-      pass("built " + built + " from " +
-           std::to_string(Session::get().exercise.sources.size() - b.left_out.size()) + " source(s) in " + secs + " s" +
+      pass("built " + built + " from " + std::to_string(Session::get().exercise.sources.size() - b.left_out.size()) +
+           " source(s) in " + secs + " s" +
            (left_out.empty() ? "" : " (CPU sources only: no CUDA toolkit to compile " + left_out + ")"));
     } else if (b.refused) {
       fail(b.failure, "the exercise's files, as regular files directly in the submission folder",

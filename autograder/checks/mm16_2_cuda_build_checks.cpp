@@ -26,7 +26,9 @@ TEST_CASE("cuda.registered") {
     return fail("course::mm16 has no kernel for the CUDA dispatch key", "kernels for CPU and CUDA",
                 ks.empty() ? "no kernels" : "kernels for " + ks);
   }
-  fail("course::mm16 is not registered", "TORCH_LIBRARY(course, m) { m.def(\"mm16(Tensor a, Tensor b) -> Tensor\"); }",
+  fail("course::mm16 is not registered",
+       std::string(Session::get().exercise.stable_abi() ? "STABLE_TORCH_LIBRARY" : "TORCH_LIBRARY") +
+           "(course, m) { m.def(\"mm16(Tensor a, Tensor b) -> Tensor\"); }",
        "no course::mm16");
 }
 

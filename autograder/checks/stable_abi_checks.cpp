@@ -28,9 +28,11 @@ const json* audit() {
   const GroupResult& g =
       s.require("abi_audit", {{"library", ""}, {"module", b.library.string()}, {"abi3_minimum", kAbi3Minimum}});
   if (g.report.contains("tools_missing") || !g.report.contains("torch") || !g.report.contains("python")) {
-    skip("the worker's python has not the audit tools that requirements/course.txt pins (torch-abi-audit, "
-         "abi3audit): " + g.report.value("tools_missing", std::string("no audit in the answer")),
-         "needs the audit tools");
+    skip(
+        "the worker's python has not the audit tools that requirements/course.txt pins (torch-abi-audit, "
+        "abi3audit): " +
+            g.report.value("tools_missing", std::string("no audit in the answer")),
+        "needs the audit tools");
     return nullptr;
   }
   return &g.report;
@@ -43,9 +45,7 @@ std::pair<int, int> major_minor(const std::string& v) {
   return {major, minor};
 }
 
-std::vector<std::string> strings_of(const json& j, const char* key) {
-  return j.value(key, std::vector<std::string>{});
-}
+std::vector<std::string> strings_of(const json& j, const char* key) { return j.value(key, std::vector<std::string>{}); }
 
 }  // namespace
 
@@ -91,26 +91,28 @@ TEST_CASE("abi.target") {
     return pass("its shim symbols need torch " + needs + " at least; the exercise's target is " + target);
   fail("the library needs torch " + needs + ", newer than the exercise's target " + target +
            ": set TORCH_TARGET_VERSION to " + target + " before any torch header, and use only what that target offers",
-       "a minimum of torch " + target + " or older", "needs " + needs + ", set by" + lines(strings_of(torch, "version_defining_symbols")));
+       "a minimum of torch " + target + " or older",
+       "needs " + needs + ", set by" + lines(strings_of(torch, "version_defining_symbols")));
 }
 
 TEST_CASE("abi.cross_version") {
   auto& s = Session::get();
   if (s.toolchain.value("older_torch_python", "").empty())
-    return skip("the course has no environment of its older torch ('# torch-older:' of requirements/course.txt; "
-                "tools/setup.sh makes it unless COURSE_PYTHON or COURSE_TORCH chose the environment)",
-                "needs the older torch's environment");
+    return skip(
+        "the course has no environment of its older torch ('# torch-older:' of requirements/course.txt; "
+        "tools/setup.sh makes it unless COURSE_PYTHON or COURSE_TORCH chose the environment)",
+        "needs the older torch's environment");
   const Plan& p = cpu_plan();
   const GroupResult& g = run_in(p, "older_torch_python");
   if (!g.ok)
     return fail(g.failure + "\nThe binary built against torch " + s.toolchain.value("torch_version", "") +
                     " did not run in the older torch: a library that needs a newer torch than the running one fails "
-                    "at load with an undefined symbol; set TORCH_TARGET_VERSION to " + s.exercise.torch_target +
+                    "at load with an undefined symbol; set TORCH_TARGET_VERSION to " +
+                    s.exercise.torch_target +
                     " (the exercise's target) and use only torch/csrc/stable and torch/headeronly",
                 "the same binary loads and computes in the older torch");
   const std::string older = g.report.value("torch_version", std::string("(its version unreported)"));
   products_row(g, forward_calls(p), "CPU products in torch " + older,
-               "the library built against torch " + s.toolchain.value("torch_version", "") +
-                   ", loaded in torch " + older + ": each output matches a @ b computed by the judge, " +
-                   tolerance_text());
+               "the library built against torch " + s.toolchain.value("torch_version", "") + ", loaded in torch " +
+                   older + ": each output matches a @ b computed by the judge, " + tolerance_text());
 }

@@ -146,7 +146,7 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   auto take = [&](const std::string& name) -> std::string {
     std::string content;
     std::string why = name.find('/') == std::string::npos ? read_entry(dir.fd, name, name, limits, content)
-                                                         : read_in_folder(dir.fd, name, limits, content);
+                                                          : read_in_folder(dir.fd, name, limits, content);
     if (!why.empty()) return why;
     total += content.size();
     if (total > limits.max_total_bytes)
@@ -157,8 +157,8 @@ SubmissionRead read_submission(const std::filesystem::path& folder, const std::v
   };
   for (auto& name : required) {
     const std::size_t slash = name.find('/');
-    const bool one_folder_down = slash != std::string::npos && plain_name(name.substr(0, slash)) &&
-                                 plain_name(name.substr(slash + 1));
+    const bool one_folder_down =
+        slash != std::string::npos && plain_name(name.substr(0, slash)) && plain_name(name.substr(slash + 1));
     if (!plain_name(name) && !one_folder_down) {
       r.failure = "the exercise names an invalid source file '" + name + "' (a course bug)";
       return r;

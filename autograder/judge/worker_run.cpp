@@ -174,8 +174,7 @@ bool Session::server_can_serve(const RunPlan& p) const {
     });
   };
   return p.variant == "default" && !p.gpu && !p.args.contains("judge_wrapper") && !p.args.contains("judge_env") &&
-         !p.args.contains("judge_python") &&
-         std::all_of(p.readable.begin(), p.readable.end(), mounted);
+         !p.args.contains("judge_python") && std::all_of(p.readable.begin(), p.readable.end(), mounted);
 }
 
 // The run on the worker server, prepared in its live folder and moved to `dir` once answered; false: not served
@@ -223,8 +222,7 @@ void Session::attempt_run(GroupResult& g, const RunPlan& p, bool alone, MachineF
     for (auto& w : p.args.value("judge_wrapper", json::array())) argv.push_back(w.get<std::string>());
     // args["judge_python"] names another python of toolchain.json ("older_torch_python": abi.cross_version)
     const std::string python = toolchain.value(p.args.value("judge_python", std::string("python")), "");
-    argv.insert(argv.end(), {python, toolchain.at("worker").get<std::string>(),
-                             (dir / "request.json").string()});
+    argv.insert(argv.end(), {python, toolchain.at("worker").get<std::string>(), (dir / "request.json").string()});
     prepare_run_folder(dir, p, nonce, exercise.id);
     g.process = Sandbox::get().run(ProcessSpec{argv, p.env, dir.string(), p.timeout_s, 64 * 1024}, dir, p.readable);
   }

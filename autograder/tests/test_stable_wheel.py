@@ -41,17 +41,28 @@ if not OLDER_PYTHON:
 exercise = json.loads((ROOT / "exercises" / "10_stable_abi" / "exercise.json").read_text())
 major, minor = (int(x) for x in exercise["torch_target"].split("."))
 setup_py = (ROOT / "solutions" / "10_stable_abi" / "setup.py").read_text()
-expect(f'TARGET = "0x{major:02X}{minor:02X}000000000000"' in setup_py,
-       f"setup.py passes TORCH_TARGET_VERSION {exercise['torch_target']}, exercise.json's torch_target")
+expect(
+    f'TARGET = "0x{major:02X}{minor:02X}000000000000"' in setup_py,
+    f"setup.py passes TORCH_TARGET_VERSION {exercise['torch_target']}, exercise.json's torch_target",
+)
 
 work = Path(tempfile.mkdtemp(prefix="stable-wheel-"))
 source = work / "src"
 shutil.copytree(ROOT / "solutions" / "10_stable_abi", source)
 env = dict(os.environ, CUDA_HOME=str(nvcc.parent.parent), TORCH_CUDA_ARCH_LIST="7.5;9.0", MAX_JOBS="2")
-build = subprocess.run([TORCH_PYTHON, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(work / "dist"),
-                        str(source)], capture_output=True, text=True, env=env, timeout=900)
+build = subprocess.run(
+    [TORCH_PYTHON, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(work / "dist"), str(source)],
+    capture_output=True,
+    text=True,
+    env=env,
+    timeout=900,
+)
 wheels = sorted((work / "dist").glob("mm16_stable-*.whl"))
-expect(build.returncode == 0 and len(wheels) == 1, "pip builds one wheel from setup.py", build.stdout[-3000:] + build.stderr[-3000:])
+expect(
+    build.returncode == 0 and len(wheels) == 1,
+    "pip builds one wheel from setup.py",
+    build.stdout[-3000:] + build.stderr[-3000:],
+)
 if problems:
     sys.exit(1)
 wheel = wheels[0]
@@ -75,28 +86,44 @@ print(json.dumps([{"unstable": list(e.torch.unstable_symbols), "min": e.torch.mi
 """
 for name, python in (("the course's torch", TORCH_PYTHON), ("the older torch", OLDER_PYTHON)):
     site = work / ("site-" + name.split()[1].strip("'s"))
-    install = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
-                             capture_output=True, text=True, timeout=300)
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     expect(install.returncode == 0, f"pip installs the wheel for {name}", install.stderr[-2000:])
     # the installed package is found the way a user's is: on the interpreter's path (PYTHONPATH, the --target folder)
-    ran = subprocess.run([python, "-c", RUN], capture_output=True, text=True, timeout=300, cwd=work,
-                         env=dict(os.environ, PYTHONPATH=str(site)))
+    ran = subprocess.run(
+        [python, "-c", RUN],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=work,
+        env=dict(os.environ, PYTHONPATH=str(site)),
+    )
     try:
         seen = json.loads(ran.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         seen = {}
-    expect(seen.get("close") is True and seen.get("dtype") == "torch.float32" and seen.get("shape") == [37, 23],
-           f"import mm16_stable in {name} ({seen.get('torch', '?')}): course::mm16 computes a @ b, float32 out",
-           (ran.stdout + ran.stderr)[-2000:])
+    expect(
+        seen.get("close") is True and seen.get("dtype") == "torch.float32" and seen.get("shape") == [37, 23],
+        f"import mm16_stable in {name} ({seen.get('torch', '?')}): course::mm16 computes a @ b, float32 out",
+        (ran.stdout + ran.stderr)[-2000:],
+    )
     if name == "the course's torch":
-        audit = subprocess.run([python, "-c", AUDIT, str(site / "mm16_stable")], capture_output=True, text=True, timeout=300)
+        audit = subprocess.run(
+            [python, "-c", AUDIT, str(site / "mm16_stable")], capture_output=True, text=True, timeout=300
+        )
         try:
             (ext,) = json.loads(audit.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
             ext = {}
-        expect(ext.get("unstable") == [] and ext.get("cpython_compliant") is True,
-               "torch-abi-audit on the installed package: no symbol of torch's unstable API, CPython's limited API only",
-               (audit.stdout + audit.stderr)[-2000:])
+        expect(
+            ext.get("unstable") == [] and ext.get("cpython_compliant") is True,
+            "torch-abi-audit on the installed package: no symbol of torch's unstable API, CPython's limited API only",
+            (audit.stdout + audit.stderr)[-2000:],
+        )
         needs = tuple(int(x) for x in (ext.get("min") or "99.99").split(".")[:2])
         expect(needs <= (major, minor), f"the oldest torch it needs ({ext.get('min')}) is at most the target", str(ext))
 

@@ -47,7 +47,9 @@ def cpu_checks(torch, mm16):
         record("contract.cpu", "FAIL", "a 3x4 @ 5x6 call returned")
     except RuntimeError as e:
         record("contract.cpu", "PASS", f"RuntimeError: {str(e).splitlines()[0][:120]}")
-    m = mm16(torch.empty(5, 7, device="meta", dtype=torch.float16), torch.empty(7, 3, device="meta", dtype=torch.float16))
+    m = mm16(
+        torch.empty(5, 7, device="meta", dtype=torch.float16), torch.empty(7, 3, device="meta", dtype=torch.float16)
+    )
     ok = m.shape == (5, 3) and m.dtype == torch.float32 and m.device.type == "meta"
     record("fake.meta", "PASS" if ok else "FAIL", f"{tuple(m.shape)} {m.dtype} {m.device}")
     from torch._dynamo.testing import CompileCounter
@@ -58,8 +60,11 @@ def cpu_checks(torch, mm16):
         x = torch.randn(m_, k_, generator=g).half()
         y = torch.randn(k_, n_, generator=g).half()
         f(x, y)
-    record("compile.dynamic", "PASS" if counter.frame_count == 1 else "FAIL",
-           f"{counter.frame_count} compilation(s) for three shapes")
+    record(
+        "compile.dynamic",
+        "PASS" if counter.frame_count == 1 else "FAIL",
+        f"{counter.frame_count} compilation(s) for three shapes",
+    )
     a = torch.randn(6, 5, dtype=torch.float64, generator=g, requires_grad=True)
     b = torch.randn(5, 4, dtype=torch.float64, generator=g, requires_grad=True)
     ok = torch.autograd.gradcheck(mm16, (a, b))
@@ -104,7 +109,8 @@ def cuda_checks(torch, mm16):
             c = mm16(a, b)
         ok = c.device == a.device
         close("guard.cuda", c.cpu(), (a.double() @ b.double()).cpu(), 2e-2, 1e-2) if ok else record(
-            "guard.cuda", "FAIL", f"output on {c.device}, inputs on {a.device}")
+            "guard.cuda", "FAIL", f"output on {c.device}, inputs on {a.device}"
+        )
 
 
 def load_package(folder, name):
@@ -127,8 +133,11 @@ def main():
     args = ap.parse_args()
     import torch
 
-    print(f"python {sys.version.split()[0]}, torch {torch.__version__} (CUDA {torch.version.cuda}), "
-          f"devices {torch.cuda.device_count()}", flush=True)
+    print(
+        f"python {sys.version.split()[0]}, torch {torch.__version__} (CUDA {torch.version.cuda}), "
+        f"devices {torch.cuda.device_count()}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as target:
         with zipfile.ZipFile(args.wheel) as wheel:  # a wheel is a zip of the site-packages tree (no pip needed)
             wheel.extractall(target)

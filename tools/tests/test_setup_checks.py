@@ -107,7 +107,8 @@ fake_site = tmp / "site"
 (fake_site / "safetensors.py").write_text("")
 r, _ = setup(tmp, COURSE_PYTHON=shutil.which("python3"), PYTHONPATH=str(fake_site))
 expect(
-    r.returncode == 0 and f"torch 2.5.0 is outside the range the course is run with ({RANGE_LOW} to {RANGE_HIGH}" in r.stderr,
+    r.returncode == 0
+    and f"torch 2.5.0 is outside the range the course is run with ({RANGE_LOW} to {RANGE_HIGH}" in r.stderr,
     "a torch outside the range: a warning, the set-up goes on",
 )
 
