@@ -37,7 +37,9 @@ read it with); results.json validates against Gradescope's format
 (autograder/schemas/gradescope_results.schema.json) and agrees with rows.json; the points not graded (SKIPPED rows)
 are counted in rows.json and results.json, and said in the console and results.json's output; no
 process of the grade (the sandbox uid, or anything whose command line or folder names the output folder) is left.
-Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device (FAIL with
+Checks that need a part of the course's own environment (checks.json "needs": the older torch, the audit tools) are
+expected SKIPPED where the judge's toolchain.json shows it missing (the GPU machine's own torch), and otherwise as
+listed. Checks marked "cuda" in the exercise are expected SKIPPED on a machine without a CUDA device (FAIL with
 --require-cuda; and those that need "devices": N SKIPPED on one with fewer), and otherwise PASS or FAIL as listed: the
 GPU run of the same case is the stronger test.
 The outcome (with every row) is also written to RESULTS_DIR/EXERCISE/CASE.json, read by threats.py (THREATS.md) and
@@ -54,6 +56,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from pathlib import Path
 from xml.etree import ElementTree
 
 import golden  # beside this script
@@ -134,6 +137,19 @@ def not_graded_problems(rows_json, results, console):
         if line not in results.get("output", ""):
             problems.append(f"results.json's output does not say {line!r}")
     return problems
+
+
+def environment_lacks(judge):
+    """The parts of the course's own environment (checks.json "needs") that this machine's lacks, read from the
+    toolchain.json beside the judge: the older torch's python, the audit tools in the worker's python."""
+    toolchain = json.loads((Path(judge).resolve().parent / "toolchain.json").read_text())
+    lacks = set()
+    if not toolchain.get("older_torch_python"):
+        lacks.add("older_torch")
+    tools = subprocess.run([toolchain["python"], "-c", "import torch_abi_audit, abi3audit"], capture_output=True)
+    if tools.returncode != 0:
+        lacks.add("audit_tools")
+    return lacks
 
 
 def main():
@@ -262,6 +278,7 @@ def main():
             for r in rows.values()
             if any(c["id"] == r["id"] and c.get("cuda") for c in checks)
         )
+        lacking = environment_lacks(args.judge)
         devices = 0
         if cuda and any(c.get("devices", 1) > 1 for c in checks):  # rows that need several GPUs
             import torch
@@ -274,7 +291,7 @@ def main():
                 want = "FAIL" if "--require-cuda" in judge_args else "SKIPPED"
             elif c.get("cuda") and c.get("devices", 1) > devices > 0:
                 want = "SKIPPED"  # fewer GPUs here than the check needs: never passed, never failed
-            elif cid in expected.get("not_graded", []):
+            elif cid in expected.get("not_graded", []) or c.get("needs") in lacking:
                 want = "SKIPPED"
             else:
                 want = "FAIL" if cid in expected.get("fail", []) else "PASS"
