@@ -56,10 +56,12 @@ TIMEOUT_MARKS = ("was stopped after", "an earlier run on the GPU was stopped")
 # ------------------------------------------------------------------------------------------------ mutants and lists
 def own_files(ex: str, meta: dict | None = None) -> list[str]:
     """The files exercise EX teaches: its sources and headers, less those carried forward from an earlier exercise
-    (exercise.json "given"), whose mutants are that exercise's."""
+    (exercise.json "given"), whose mutants are that exercise's. A given file that is neither (exercise 10's
+    setup.py, which the judge never reads; build/stable_wheel builds with it) has no mutant the grade could see."""
     meta = meta or load_exercise(ex)
     given = meta.get("given", {})
-    names = set(meta.get("sources", [])) | {n for n, origin in given.items() if origin == ex}
+    headers = (".h", ".hpp", ".cuh")
+    names = set(meta.get("sources", [])) | {n for n, origin in given.items() if origin == ex and n.endswith(headers)}
     return sorted(n for n in names if given.get(n, ex) == ex and (ROOT / "solutions" / ex / n).is_file())
 
 
