@@ -185,7 +185,7 @@ _CPP_KEYWORDS = {
 }
 # macros whose arguments after the first only word the error message
 _MESSAGE_MACROS = re.compile(
-    r"^(TORCH_CHECK\w*|TORCH_SYM_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|TORCH_WARN\w*|AT_ASSERT\w*)$"
+    r"^(TORCH_CHECK\w*|STD_TORCH_CHECK\w*|TORCH_SYM_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|TORCH_WARN\w*|AT_ASSERT\w*)$"
 )
 _TENSOR_METHODS = {
     "contiguous",

@@ -55,6 +55,7 @@ CPP = r"""// a * b in a comment
 #define TWICE(x) ((x) + (x))
 static float f(const float* p, int n) {
   TORCH_CHECK(n > 0, "n must be > 0 and < ", n + 1, " here");
+  STD_TORCH_CHECK(n < 9, "stable: n is ", n - 1, " over");
   float s = 0;
   for (int i = 0; i < n; ++i) s += p[i] * 2;
   if (s == 0 && n != 1) return static_cast<float>(s);
@@ -68,7 +69,8 @@ labels = [m.label for m in ms]
 print("\n".join(labels))
 untouched_literals("a.cpp", CPP, texts)
 for t in texts:
-    expect(', n + 1, " here");' in t or "TORCH_CHECK" not in t, "a TORCH_CHECK message argument was edited")
+    expect(', n + 1, " here");' in t or "TORCH_CHECK(n >" not in t, "a TORCH_CHECK message argument was edited")
+    expect(', n - 1, " over");' in t or "STD_TORCH_CHECK" not in t, "a STD_TORCH_CHECK message argument was edited")
 expect(any("`<` -> `<=`" in l for l in labels), "no boundary mutant of i < n")
 expect(any("`<` -> `>=`" in l for l in labels), "no relational mutant of i < n")
 expect(any("`*` -> `/`" in l for l in labels), "no arithmetic mutant of p[i] * 2")
