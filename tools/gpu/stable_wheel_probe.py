@@ -148,8 +148,8 @@ def main():
             return 2
         record("load", "PASS", f"{os.path.basename(args.wheel)} imported from {mm16_stable.__file__}")
         if not args.cuda_only:
-            cpu_checks(torch, mm16_stable.mm16)
-        cuda_checks(torch, mm16_stable.mm16)
+            cpu_checks(torch, torch.ops.course.mm16)
+        cuda_checks(torch, torch.ops.course.mm16)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"torch": torch.__version__, "python": sys.version.split()[0], "results": RESULTS}, f, indent=1)

@@ -22,8 +22,3 @@ from . import _C  # noqa: F401  (loading the library runs its STABLE_TORCH_LIBRA
 #   setup_context=...): save a and b; grad_a = grad @ b^T and grad_b = a^T @ grad, each in its input's dtype, only
 #   where ctx.needs_input_grad says so.
 # --8<-- [end:autograd]
-
-
-def mm16(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b through course::mm16: float16 inputs give a float32 result."""
-    return torch.ops.course.mm16(a, b)

@@ -52,8 +52,3 @@ def _backward(ctx, grad):
 
 torch.library.register_autograd("course::mm16", _backward, setup_context=_setup_context)
 # --8<-- [end:autograd]
-
-
-def mm16(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b through course::mm16: float16 inputs give a float32 result."""
-    return torch.ops.course.mm16(a, b)
