@@ -28,10 +28,13 @@ generated: dict[tuple[str, str], dict[str, mutate.Mutant]] = {}
 
 def generated_ids(ex: str, generator: str) -> dict[str, mutate.Mutant]:
     if (ex, generator) not in generated:
-        files = sorted(
-            p.name
-            for p in (ROOT / "solutions" / ex).iterdir()
-            if p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES)
+        base = ROOT / "solutions" / ex
+        files = sorted(  # a stable-ABI package's LIBRARY/NAME.py included
+            str(p.relative_to(base))
+            for p in base.rglob("*")
+            if p.is_file()
+            and p.name.endswith(mutate.CPP_SUFFIXES + mutate.PY_SUFFIXES)
+            and "__pycache__" not in p.parts
         )
         generated[ex, generator] = {m.id: m for m in mutants.mutants_of(ex, files, generator)}
     return generated[ex, generator]
