@@ -194,8 +194,11 @@ class Grade {
 
   HarnessRun run_one(const Target& t) {
     auto& s = Session::get();
-    // The operator: one path, one name, a file and a folder made just now, for every run.
-    fs::path shown_dir = s.cfg.work_dir / "operator_under_test";
+    const BuildResult& b = s.build();
+    // The operator: one path, one name, a file and a folder made just now, for every run. Inside the build folder,
+    // which the grade's worker server mounts: the runs are served by it (forked from a process that has imported
+    // torch and made its first opcheck) instead of a fresh sandbox each.
+    fs::path shown_dir = (b.ok ? b.dir : s.cfg.work_dir) / "operator_under_test";
     fs::path shown = shown_dir / "libmm16_autograd.so";
     std::error_code ec;
     fs::remove_all(shown_dir, ec);
@@ -204,7 +207,6 @@ class Grade {
     fs::permissions(shown, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                fs::perms::others_read | fs::perms::others_exec);
     // The submission's own files, written anew: their timestamps say when this run began, not how many came before.
-    const BuildResult& b = s.build();
     if (b.ok) {
       fs::remove_all(b.dir / "src", ec);
       fs::create_directories(b.dir / "src");

@@ -29,6 +29,13 @@ std::vector<std::string> gencode_flags(const std::string& arch_list) {
   return flags;
 }
 
+// A check's flags in the catalog: where it can run, and whether its exercise's worker server starts warm.
+static void read_flags(CheckSpec& s, const json& c) {
+  s.cuda = c.contains("cuda") && c["cuda"] == true;
+  s.toolkit = s.cuda || (c.contains("toolkit") && c["toolkit"] == true);
+  s.warms_worker = c.contains("warms_worker") && c["warms_worker"] == true;
+}
+
 // exercises/ID/exercise.json (format 2) with its checks resolved from the catalog autograder/metadata/checks.json:
 // the judge's reader of the metadata that opcourse/metadata.py reads for Python (same rules, same messages).
 Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_file) {
@@ -104,8 +111,7 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
     need(c.contains("points") && c["points"].is_number() && c["points"].get<double>() > 0,
          "check '" + s.id + "' needs positive points in checks.json");
     s.points = c["points"].get<double>();
-    s.cuda = c.contains("cuda") && c["cuda"] == true;
-    s.toolkit = s.cuda || (c.contains("toolkit") && c["toolkit"] == true);
+    read_flags(s, c);
     for (auto& other : e.checks) need(other.id != s.id, "check '" + s.id + "' is listed twice");
     e.checks.push_back(s);
   }

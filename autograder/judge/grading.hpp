@@ -26,8 +26,9 @@ using json = nlohmann::json;
 struct CheckSpec {
   std::string id, title, hint;
   double points = 1;
-  bool cuda = false;     // needs a CUDA device: SKIPPED (not passed, not failed) without one
-  bool toolkit = false;  // needs the CUDA toolkit (every cuda check does): SKIPPED where the course has none
+  bool cuda = false;          // needs a CUDA device: SKIPPED (not passed, not failed) without one
+  bool toolkit = false;       // needs the CUDA toolkit (every cuda check does): SKIPPED where the course has none
+  bool warms_worker = false;  // its worker run calls opcheck, torch.compile or a harness: the server starts warm
 };
 
 struct Exercise {

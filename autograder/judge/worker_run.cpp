@@ -66,6 +66,9 @@ void Session::start_server(const fs::path& build_dir) {
   fs::path live = cfg.work_dir / "live";
   ProcessSpec spec{
       {toolchain.at("python").get<std::string>(), script.string()}, env, live.string(), cfg.worker_timeout_s, 0};
+  // an exercise whose runs call opcheck, torch.compile or a harness: the server pays their first call once
+  if (std::any_of(exercise.checks.begin(), exercise.checks.end(), [](const CheckSpec& c) { return c.warms_worker; }))
+    spec.argv.push_back("--warm");
   auto server = std::make_unique<ServerProcess>();
   if (!Sandbox::get().start_server(*server, spec, live, server_mounts_)) {
     server_off_ = true;

@@ -168,7 +168,7 @@ def serve():
         signal.signal(sig, signal.SIG_IGN)  # init with no handler: unreachable by signals from inside
     import worker  # beside this script, whose folder Python searches first
 
-    worker.preload()
+    worker.preload(warm="--warm" in sys.argv[1:])
     global _TMP_AT_START
     _TMP_AT_START = frozenset(os.listdir("/tmp"))
     answer("ready")
