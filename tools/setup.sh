@@ -213,10 +213,13 @@ clone_python=$("$root/tools/clone_env.sh" "$python") || die "could not make this
 # The older torch of requirements/course.txt ('# torch-older:'), in an environment of its own keyed like the first:
 # exercise 10's abi.cross_version loads there the binary built against the course's torch. Made by this same set-up
 # with COURSE_TORCH; not for an environment chosen by COURSE_PYTHON or COURSE_TORCH (that row is then SKIPPED, saying
-# why), and a failure to make it is a warning, not the set-up's failure.
+# why), and a failure to make it is a warning, not the set-up's failure. Given back with COURSE_PYTHON (a command
+# inside a command, a test), it is kept as it was: dropped, it would change the build's configuration stamp and
+# ./course would wipe and reconfigure the build folder under the command that called it.
 older_python=
+[ -n "${COURSE_PYTHON:-}" ] && [ -x "${COURSE_OLDER_TORCH_PYTHON:-}" ] && older_python=$COURSE_OLDER_TORCH_PYTHON
 older_torch=$(sed -n 's/^# torch-older: *\([0-9.]*\).*/\1/p' "$req" | head -1)
-if [ -n "$older_torch" ] && [ -z "${COURSE_PYTHON:-}${COURSE_TORCH:-}${COURSE_TORCH_INDEX:-}" ]; then
+if [ -z "$older_python" ] && [ -n "$older_torch" ] && [ -z "${COURSE_PYTHON:-}${COURSE_TORCH:-}${COURSE_TORCH_INDEX:-}" ]; then
   older_venv=$(COURSE_TORCH="torch==$older_torch" "$root/tools/venv_path.sh")
   if [ -f "$older_venv/.complete" ] || COURSE_TORCH="torch==$older_torch" "$0" >/dev/null; then
     older_python=$older_venv/bin/python

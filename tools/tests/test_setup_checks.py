@@ -29,6 +29,9 @@ def setup(tmp, _="", **env):
 
 
 tmp = temp_dir("setup-checks")
+# what ./course test gave this test (the lines of its set-up), for the last part below
+GIVEN = ("COURSE_PYTHON", "COURSE_TORCH_PYTHON", "COURSE_OLDER_TORCH_PYTHON", "COURSE_CUDA")
+given_back = {k: os.environ[k] for k in GIVEN if k in os.environ}
 env = {k: v for k, v in os.environ.items() if k not in ("COURSE_PYTHON", "CUDACXX")}
 os.environ.clear()
 os.environ.update(env)
@@ -151,4 +154,25 @@ if (
 else:
     print("SKIPPED (that part): bubblewrap cannot switch uid here, so the no-root path was not run")
 shutil.rmtree(tmp, ignore_errors=True)
+
+# A command inside a command (a test, `./course test` itself): the lines set-up printed, given back in the
+# environment, come back unchanged. ./course configures the build from them and wipes the build folder when they
+# differ: the older torch's python, dropped when COURSE_PYTHON was given, wiped the suite's build folder under
+# cli/regrade_cost (it calls ./course grade).
+if given_back.get("COURSE_PYTHON") and given_back.get("COURSE_OLDER_TORCH_PYTHON"):
+    r = subprocess.run(
+        ["bash", str(SOURCE / "tools" / "setup.sh")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, COURSE_OFFLINE="1", **given_back),
+    )
+    again = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+    for key in GIVEN:
+        expect(
+            r.returncode == 0 and again.get(key) == given_back.get(key),
+            f"set-up given back its own lines keeps {key}: {again.get(key)!r}, was {given_back.get(key)!r}",
+        )
+else:
+    print("SKIPPED (that part): no set-up lines given back here (run it through ./course test)")
 print("ok: set-up checks first")
