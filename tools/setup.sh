@@ -219,7 +219,7 @@ clone_python=$("$root/tools/clone_env.sh" "$python") || die "could not make this
 older_python=
 [ -n "${COURSE_PYTHON:-}" ] && [ -x "${COURSE_OLDER_TORCH_PYTHON:-}" ] && older_python=$COURSE_OLDER_TORCH_PYTHON
 older_torch=$(sed -n 's/^# torch-older: *\([0-9.]*\).*/\1/p' "$req" | head -1)
-if [ -z "$older_python" ] && [ -n "$older_torch" ] && [ -z "${COURSE_PYTHON:-}${COURSE_TORCH:-}${COURSE_TORCH_INDEX:-}" ]; then
+if [ -n "$older_torch" ] && [ -z "${COURSE_PYTHON:-}${COURSE_TORCH:-}${COURSE_TORCH_INDEX:-}" ]; then
   older_venv=$(COURSE_TORCH="torch==$older_torch" "$root/tools/venv_path.sh")
   if [ -f "$older_venv/.complete" ] || COURSE_TORCH="torch==$older_torch" "$0" >/dev/null; then
     older_python=$older_venv/bin/python
