@@ -70,8 +70,8 @@ void mm16_loops(const Tensor& a, const Tensor& b, Tensor& c) {
 // --8<-- [start:cpu]
 Tensor mm16_cpu(const Tensor& a, const Tensor& b) {
   check_mm16_inputs(a, b);
-  // TODO(student) 1: refuse tensors that are not on the CPU (a.is_cpu()), with STD_TORCH_CHECK.
-  // TODO(student) 2: allocate c with torch::stable::new_empty(a, {M, N}, mm16_out_dtype(a.scalar_type())) and fill
+  STD_TORCH_CHECK(a.is_cpu() && b.is_cpu(), "mm16_cpu: expected CPU tensors");
+  // TODO(student) 1: allocate c with torch::stable::new_empty(a, {M, N}, mm16_out_dtype(a.scalar_type())) and fill
   //   it with mm16_loops<In, Acc>: Half inputs accumulate in float (torch::headeronly::Half, float), Float in float,
   //   Double in double. Then delete the line below.
   STD_TORCH_CHECK(false, "TODO(student) in mm16_stable.cpp: mm16_cpu does not compute c yet");
@@ -81,7 +81,7 @@ Tensor mm16_cpu(const Tensor& a, const Tensor& b) {
 // --8<-- [end:cpu]
 
 // --8<-- [start:library]
-// TODO(student) 3: define the schema "mm16(Tensor a, Tensor b) -> Tensor" in a STABLE_TORCH_LIBRARY(course, m) block
+// TODO(student) 2: define the schema "mm16(Tensor a, Tensor b) -> Tensor" in a STABLE_TORCH_LIBRARY(course, m) block
 //   and register mm16_cpu for CPU in a STABLE_TORCH_LIBRARY_IMPL(course, CPU, m) block: m.impl("mm16",
 //   TORCH_BOX(&mm16_cpu)). TORCH_BOX turns the typed function into the boxed one the stable ABI passes around.
 // --8<-- [end:library]

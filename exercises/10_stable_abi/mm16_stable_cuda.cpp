@@ -25,7 +25,7 @@ namespace {
 // PyTorch's current stream on `device`, as a cudaStream_t. stable::Stream::nativeHandle() would say it in one call,
 // but it needs a 2.13 target; the shim's CUDA entry point has been there since before 2.10.
 cudaStream_t current_cuda_stream(int32_t device) {
-  // TODO(student) 5: ask the shim: aoti_torch_get_current_cuda_stream(device, &stream) fills a void*; wrap the call
+  // TODO(student) 4: ask the shim: aoti_torch_get_current_cuda_stream(device, &stream) fills a void*; wrap the call
   //   in TORCH_ERROR_CODE_CHECK and return the pointer as a cudaStream_t. Then delete the line below.
   (void)device;
   return nullptr;
@@ -47,7 +47,7 @@ Tensor mm16_cuda(const Tensor& a, const Tensor& b) {
                   "mm16: a and b must be on the same CUDA device, got devices ", a.get_device_index(), " and ",
                   b.get_device_index());
 
-  // TODO(student) 4: make the inputs' device current for what follows with a
+  // TODO(student) 3: make the inputs' device current for what follows with a
   //   torch::stable::accelerator::DeviceGuard, take contiguous copies (torch::stable::contiguous), allocate the
   //   float32 output with torch::stable::new_empty, return it zeroed when K == 0, and otherwise launch
   //   mm16_wmma_launch on current_cuda_stream(a.get_device_index()) (never the default stream: the caller's ordering

@@ -11,14 +11,14 @@ from . import _C  # noqa: F401  (loading the library runs its STABLE_TORCH_LIBRA
 
 
 # --8<-- [start:fake]
-# TODO(student) 6: register a fake kernel for course::mm16 with @torch.library.register_fake("course::mm16"): check
+# TODO(student) 5: register a fake kernel for course::mm16 with @torch.library.register_fake("course::mm16"): check
 #   the shapes with torch._check (sizes may be symbols) and return a.new_empty((M, N), dtype=...) with float32 for
 #   float16 inputs and the input dtype otherwise. Never read data.
 # --8<-- [end:fake]
 
 
 # --8<-- [start:autograd]
-# TODO(student) 7: register the backward formula with torch.library.register_autograd("course::mm16", backward,
+# TODO(student) 6: register the backward formula with torch.library.register_autograd("course::mm16", backward,
 #   setup_context=...): save a and b; grad_a = grad @ b^T and grad_b = a^T @ grad, each in its input's dtype, only
 #   where ctx.needs_input_grad says so.
 # --8<-- [end:autograd]
