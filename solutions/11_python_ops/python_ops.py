@@ -11,6 +11,8 @@ TRITON_INTERPRET=1 in the environment before this module is imported (Triton dec
 Chapter: chapters/11_python_ops.md. Grade it with: ./course grade 11_python_ops solutions/11_python_ops
 """
 
+import contextlib
+
 import torch
 import triton
 import triton.language as tl
@@ -79,10 +81,12 @@ def mm16(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if M == 0 or N == 0:  # an empty output: nothing to launch (a grid with no programs)
         return c
     grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
-    # wrap_triton: under torch.compile the launch becomes a node of the graph that Inductor compiles with the rest
-    wrap_triton(mm16_kernel)[grid](a, b, c, M, N, K,
-                                   a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                                   BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+    # Triton launches on the current CUDA device (and its current stream): make it the inputs' device
+    with torch.cuda.device(a.device) if a.is_cuda else contextlib.nullcontext():
+        # wrap_triton: under torch.compile the launch becomes a node of the graph that Inductor compiles with the rest
+        wrap_triton(mm16_kernel)[grid](a, b, c, M, N, K,
+                                       a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                       BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
     return c
 # --8<-- [end:op]
 
