@@ -62,7 +62,9 @@ def check_mm16_inputs(a, b):
         a.dtype in (torch.float16, torch.float32, torch.float64),
         lambda: f"mm16: expected floating-point inputs (float16, float32, float64), got {a.dtype}",
     )
-    torch._check(a.device == b.device, lambda: f"mm16: a and b must be on the same device, got {a.device} and {b.device}")
+    torch._check(
+        a.device == b.device, lambda: f"mm16: a and b must be on the same device, got {a.device} and {b.device}"
+    )
 
 
 def mm16_out_dtype(dtype):
