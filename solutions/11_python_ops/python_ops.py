@@ -46,7 +46,6 @@ def mm16_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 # --8<-- [end:kernel]
 
 
-# --8<-- [start:checks]
 def check_mm16_inputs(a, b):
     """The contract of chapter 3's mm16, with its messages; torch._check works on real, fake and symbolic sizes."""
     torch._check(
@@ -70,7 +69,6 @@ def check_mm16_inputs(a, b):
 def mm16_out_dtype(dtype):
     # float16 inputs give a float32 result (accumulated in float32); float32 and float64 keep theirs
     return torch.float32 if dtype == torch.float16 else dtype
-# --8<-- [end:checks]
 
 
 # --8<-- [start:op]
