@@ -39,7 +39,8 @@ struct ContractOutcome {
 };
 ContractOutcome contract_outcome(const std::string& device);
 
-// What opcheck said of the samples `of` (calls of `plan`), and whether their outputs are right: "" when all is well.
+// What opcheck said of the samples `of` (calls of `plan`; the tests their probes asked, all four by default), and
+// whether their outputs are right: "" when all is well.
 std::string opcheck_problems(const GroupResult& g, const Plan& plan, const std::vector<std::string>& of);
 
 // cuobjdump's listing of a built library
