@@ -86,8 +86,10 @@ TEST_CASE("mutation.declared") {
   const std::vector<bool> writes = o["writes"].get<std::vector<bool>>();
   const std::string schema = o["schema"].get<std::string>();
   if (args.size() != 3 || writes.size() != 3)
-    return fail("course::scale_bias_ does not take (out, scale, bias)", "scale_bias_(Tensor(a!) out, float scale, "
-                "Tensor bias) -> ()", schema);
+    return fail("course::scale_bias_ does not take (out, scale, bias)",
+                "scale_bias_(Tensor(a!) out, float scale, "
+                "Tensor bias) -> ()",
+                schema);
   if (o["raised"] == true)
     return fail("course::scale_bias_ raised on a valid call (" + shape_of(e) + ")", "it changes out and returns",
                 raised_text(o));
@@ -99,7 +101,8 @@ TEST_CASE("mutation.declared") {
     problems.push_back("the call changed " + args[0] + " but the schema does not declare it written: " + schema);
   if (bias_changed && !writes[2])
     problems.push_back("the call changed " + args[2] + " but the schema does not declare it written: " + schema);
-  if (!out_changed) problems.push_back("the call left " + args[0] + " as it was (nothing to declare: see epilogue.cpu)");
+  if (!out_changed)
+    problems.push_back("the call left " + args[0] + " as it was (nothing to declare: see epilogue.cpu)");
   const json checked = o.value("opcheck", json::object());
   const std::string verdict = checked.value("test_schema", std::string("(did not run)"));
   if (verdict != "SUCCESS") problems.push_back("opcheck's test_schema: " + verdict.substr(0, 400));
@@ -144,8 +147,10 @@ TEST_CASE("epilogue.cpu") {
     for (auto& s : shapes) list += (list.empty() ? "" : ", ") + s;
     return pass("out * scale + bias in place for out " + list + "; a bias of the wrong size refused");
   }
-  fail("course::scale_bias_ is wrong", "out becomes out * scale + bias (bias over the rows), bias unchanged, None "
-       "returned; a bias that is not [out.size(1)] raises", lines(problems));
+  fail("course::scale_bias_ is wrong",
+       "out becomes out * scale + bias (bias over the rows), bias unchanged, None "
+       "returned; a bias that is not [out.size(1)] raises",
+       lines(problems));
 }
 
 TEST_CASE("compile.cuda") {
@@ -159,8 +164,9 @@ TEST_CASE("compile.cuda") {
   s = compiled_problem(g, p, "compiled.cuda.dynamic", {"cuda.f16.0.0", "cuda.f16.2.0", "cuda.f16.3.0"}, 1);
   if (!s.empty()) problems.push_back("dynamic=True, M and N marked dynamic: " + s);
   if (problems.empty())
-    return pass("Inductor, fullgraph=True: right products with static shapes, and one graph for three shapes with "
-                "M and N dynamic");
+    return pass(
+        "Inductor, fullgraph=True: right products with static shapes, and one graph for three shapes with "
+        "M and N dynamic");
   fail("torch.compile (Inductor) of f(a, b) = 2 * mm16(a, b) failed on CUDA",
        "fullgraph=True compiles and gives 2 * (a @ b); with M and N marked dynamic, one compilation for three shapes",
        lines(problems));
@@ -176,8 +182,8 @@ TEST_CASE("compile.sees_kernel") {
   std::string why;
   json o = answer(g, "compiled_code", "compiled_code", &why);
   if (o.is_null()) return fail("the compiled code was not read: " + why);
-  const std::string want =
-      "Inductor's generated code holds your kernel (" + names.front() + ") and calls no torch.ops.course.mm16; one graph";
+  const std::string want = "Inductor's generated code holds your kernel (" + names.front() +
+                           ") and calls no torch.ops.course.mm16; one graph";
   if (o["raised"] == true) return fail("torch.compile (Inductor, fullgraph=True) failed", want, raised_text(o));
   std::vector<std::string> problems;
   std::string inside;
