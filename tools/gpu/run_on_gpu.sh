@@ -106,7 +106,9 @@ for s in $steps; do
             --case \$c --results-dir '$COURSE_BUILD_DIR/planted-results' --work-dir '$COURSE_BUILD_DIR/planted-work/11/'\$n \
             >'$logs/python-ops-'\$n.log 2>&1 & done
         bad=0; for p in \$(jobs -p); do wait \$p || bad=\$((bad + 1)); done; echo \"\$bad case(s) not as expected\"
-        '$COURSE_PYTHON' site_tools/examples/python_op_overhead.py >'$logs/python-op-overhead.txt' 2>&1
+        cmake --build '$COURSE_BUILD_DIR' --target course_demo_ops >'$logs/demo-ops-build.log' 2>&1
+        '$COURSE_PYTHON' site_tools/examples/python_op_overhead.py '$COURSE_BUILD_DIR/examples/libcourse_demo_ops.so' \
+          >'$logs/python-op-overhead.txt' 2>&1
         [ \$bad = 0 ]" ;;
     cases)  # the planted cases COURSE_CASES (a ctest regex) names
       step cases ./course test -R "${COURSE_CASES:?COURSE_CASES: a ctest regex}" ;;
