@@ -143,6 +143,17 @@ EXAMPLES = [
         ("python", "site_tools/examples/profile_mm16_cpu.py"),
         normalise=("timings",),
     ),
+    Example(
+        "site_tools/examples/undeclared_mutation.py:two_ways",
+        "chapters/11_python_ops.md",
+        ("python", "site_tools/examples/undeclared_mutation.py"),
+    ),
+    Example(
+        "site_tools/examples/triton_interpreter.py:interpret",
+        "chapters/11_python_ops.md",
+        ("python", "site_tools/examples/triton_interpreter.py"),
+        env={"CUDA_VISIBLE_DEVICES": ""},
+    ),
     # the table of what a CPU shows (the GPU's rows are GPU evidence, evidence/gpu/): no device, so a GPU machine too
     # prints the chapter's rows
     Example(
