@@ -40,12 +40,8 @@ std::string compiled_problem(const GroupResult& g, const Plan& p, const std::str
            std::to_string(want_compilations) + ")";
   std::vector<std::string> wrong;
   for (std::size_t i = 0; i < of.size(); ++i) {
-    const Call& c = p.call(of[i]);
-    Expected ref = c.expected();
-    for (auto& v : ref.values) v *= 2;
-    Tolerance tol = c.tolerance();
-    Comparison cmp = compare(tensor(g, name + "." + std::to_string(i)), ref, {2 * tol.atol, tol.rtol});
-    if (!cmp.ok) wrong.push_back("2 * (" + c.text() + "): " + cmp.detail);
+    std::string w = doubled_problem(g, name + "." + std::to_string(i), p.call(of[i]));
+    if (!w.empty()) wrong.push_back(w);
   }
   return wrong.empty() ? "" : "wrong values:" + lines(wrong);
 }
@@ -195,12 +191,8 @@ TEST_CASE("compile.sees_kernel") {
   if (o.value("calls_op", false))
     problems.push_back("the generated code calls torch.ops.course.mm16: the operator stayed an opaque call");
   if (o.value("graphs", 0) != 1) problems.push_back(std::to_string(o.value("graphs", 0)) + " graphs compiled, not 1");
-  const Call& c = p.call("cuda.f16.0.0");
-  Expected ref = c.expected();
-  for (auto& v : ref.values) v *= 2;
-  Tolerance tol = c.tolerance();
-  Comparison cmp = compare(tensor(g, "compiled_code"), ref, {2 * tol.atol, tol.rtol});
-  if (!cmp.ok) problems.push_back("2 * (" + c.text() + "): " + cmp.detail);
+  std::string wrong = doubled_problem(g, "compiled_code", p.call("cuda.f16.0.0"));
+  if (!wrong.empty()) problems.push_back(wrong);
   if (problems.empty())
     return pass("Inductor compiled " + inside + " into the graph (" + std::to_string(o.value("code_files", 0)) +
                 " code file(s), no call of course.mm16, one graph); right values");

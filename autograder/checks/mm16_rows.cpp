@@ -135,6 +135,14 @@ std::string inputs_problem(const GroupResult& g, const Call& c) {
   return out.empty() ? out : c.text() + ": " + out;
 }
 
+std::string doubled_problem(const GroupResult& g, const std::string& name, const Call& c) {
+  Expected ref = c.expected();
+  for (auto& v : ref.values) v *= 2;
+  const Tolerance tol = c.tolerance();
+  Comparison cmp = compare(tensor(g, name), ref, {2 * tol.atol, tol.rtol});
+  return cmp.ok ? "" : "2 * (" + c.text() + "): " + cmp.detail;
+}
+
 void products_row(const GroupResult& g, const std::vector<const Call*>& calls, const std::string& what,
                   const std::string& expected) {
   if (!answered(g)) return;

@@ -5,7 +5,7 @@ import os
 
 # --8<-- [start:interpret]
 os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton: each @triton.jit reads it when it is applied
-import torch  # noqa: E402
+import torch
 
 path = os.path.join(os.path.dirname(__file__), "..", "..", "solutions", "11_python_ops", "python_ops.py")
 spec = importlib.util.spec_from_file_location("python_ops", path)
@@ -30,7 +30,7 @@ print(f"eager, CPU tensors: {c.dtype} {list(c.shape)}, largest error against flo
 try:
     torch.compile(lambda x, y: torch.ops.course.mm16(x, y) * 2, backend="aot_eager", fullgraph=True)(a, b)
     print("torch.compile(backend='aot_eager'): ran")
-except Exception as e:  # noqa: BLE001 - what the trace raises is the point
+except Exception as e:
     print(f"torch.compile(backend='aot_eager'): {type(e).__name__}")
 
 x = torch.randn(6, 4, dtype=torch.float64, requires_grad=True)
