@@ -80,6 +80,11 @@ def load(ex: str, root: Path = ROOT) -> dict:
         )
     if uncounted := [s for s in sources if s.endswith(".cu") and s not in cuda_sources]:
         raise MetadataError(f"{where}: {uncounted} need the CUDA toolkit: list them in cuda_sources")
+    if data.get("abi") == "python" and (f"{data.get('library')}.py" not in sources or cuda_sources):
+        raise MetadataError(
+            f'{where}: a Python-defined exercise ("abi": "python") names its \'library\', the module LIBRARY.py of '
+            "'sources', and compiles nothing (no 'cuda_sources')"
+        )
     in_folder = [s for s in sources if "/" in s]
     if in_folder and (
         data.get("abi") != "stable" or any(s != f"{data.get('library')}/{Path(s).name}" for s in in_folder)

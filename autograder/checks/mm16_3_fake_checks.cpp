@@ -93,11 +93,8 @@ TEST_CASE("compile.fullgraph") {
   for (const char* of : {"cpu.f16.0.0", "cpu.f16.2.0"}) {
     const Call& c = p.call(of);
     used.push_back(&c);
-    Expected want = c.expected();
-    for (auto& v : want.values) v *= 2;
-    Tolerance tol = c.tolerance();
-    Comparison cmp = compare(tensor(g, "compiled." + std::to_string(i++)), want, {2 * tol.atol, tol.rtol});
-    if (!cmp.ok) problems.push_back("2 * (" + c.text() + "): " + cmp.detail);
+    std::string wrong = doubled_problem(g, "compiled." + std::to_string(i++), c);
+    if (!wrong.empty()) problems.push_back(wrong);
   }
   if (problems.empty())
     return pass("torch.compile(fullgraph=True, backend=aot_eager): one graph, right values for " + shapes_of(used));
@@ -135,11 +132,8 @@ TEST_CASE("compile.dynamic") {
                 want, std::to_string(compilations) + " compilations");
   std::vector<std::string> problems;
   for (std::size_t i = 0; i < used.size(); ++i) {
-    Expected ref = used[i]->expected();
-    for (auto& v : ref.values) v *= 2;
-    Tolerance tol = used[i]->tolerance();
-    Comparison cmp = compare(tensor(g, "compiled.dynamic." + std::to_string(i)), ref, {2 * tol.atol, tol.rtol});
-    if (!cmp.ok) problems.push_back("2 * (" + used[i]->text() + "): " + cmp.detail);
+    std::string wrong = doubled_problem(g, "compiled.dynamic." + std::to_string(i), *used[i]);
+    if (!wrong.empty()) problems.push_back(wrong);
   }
   if (problems.empty()) return pass("one compilation, symbolic M and N, right values for " + shapes);
   fail("the dynamically compiled function's output is wrong", "2 * (a @ b)", lines(problems));

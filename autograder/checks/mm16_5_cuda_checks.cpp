@@ -329,13 +329,10 @@ TEST_CASE("opcheck.cuda") {
        "test_schema, test_autograd_registration, test_faketensor and test_aot_dispatch_dynamic all SUCCESS", problems);
 }
 
-TEST_CASE("kernel.cuda") {
-  if (skip_without_cuda()) return;
-  const BuildResult& b = Session::get().build();
-  if (!b.ok) return fail("not run: the submission did not build (" + b.failure + ")");
+// The row of kernel.cuda and kernel.triton: the kernels the profiler saw inside course::mm16 include one of `own`
+// (the submission's kernels; `none`: what to say when there are none), and no library GEMM.
+static void kernels_row(const std::set<std::string>& own, const std::string& none) {
   std::string why;
-  std::set<std::string> own = defined_kernels(b.library, &why);
-  if (!why.empty()) return fail("cuobjdump could not list the library's kernels: " + why);
   const Plan& p = cuda_plan();
   const GroupResult& g = run(p);
   if (!answered(g)) return;
@@ -375,8 +372,28 @@ TEST_CASE("kernel.cuda") {
                 std::to_string(all.size()) + " kernel(s) launched, no library GEMM)");
   fail("the operator's own kernel did not do the work",
        "the kernels launched inside course::mm16 (the profiler's trace) include one your library defines (" +
-           (defined.empty() ? std::string("cuobjdump lists none") : defined) + "), and no cuBLAS/CUTLASS GEMM",
+           (defined.empty() ? none : defined) + "), and no cuBLAS/CUTLASS GEMM",
        lines(problems));
+}
+
+TEST_CASE("kernel.cuda") {
+  if (skip_without_cuda()) return;
+  const BuildResult& b = Session::get().build();
+  if (!b.ok) return fail("not run: the submission did not build (" + b.failure + ")");
+  std::string why;
+  std::set<std::string> own = defined_kernels(b.library, &why);
+  if (!why.empty()) return fail("cuobjdump could not list the library's kernels: " + why);
+  kernels_row(own, "cuobjdump lists none");
+}
+
+// Chapter 11: a Triton kernel is compiled at its first launch, so no library lists it; the judge reads the names of
+// the module's @triton.jit functions from its source (the profiler names a Triton kernel after its function).
+TEST_CASE("kernel.triton") {
+  if (skip_without_cuda()) return;
+  const BuildResult& b = Session::get().build();
+  if (!b.ok) return fail("not run: the submission could not be taken (" + b.failure + ")");
+  const std::vector<std::string> names = triton_kernels();
+  kernels_row(std::set<std::string>(names.begin(), names.end()), "the module has no @triton.jit function");
 }
 
 TEST_CASE("memcheck.cuda") {

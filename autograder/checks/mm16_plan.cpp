@@ -4,6 +4,7 @@
 // answer must equal is in mm16_expected.cpp.
 #include "mm16_plan.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 namespace judge::mm16 {
@@ -37,6 +38,14 @@ Tensor stored(const Matrix& m, View v, const std::string& dtype) {
       t.values.assign(static_cast<std::size_t>(m.cols), kJunk);
       t.values.insert(t.values.end(), m.v.begin(), m.v.end());
       break;
+    case View::InNanBuffer: {
+      const int64_t cols = m.cols + kNanMargin;
+      t.shape = {m.rows + kNanMargin, cols};
+      t.values.assign(static_cast<std::size_t>(t.shape[0] * cols), std::numeric_limits<double>::quiet_NaN());
+      for (int64_t i = 0; i < m.rows; ++i)
+        for (int64_t j = 0; j < m.cols; ++j) t.values[static_cast<std::size_t>(i * cols + j)] = m.at(i, j);
+      break;
+    }
   }
   return t;
 }
@@ -75,6 +84,8 @@ const char* view_name(View v) {
       return "column_sliced";
     case View::Offset:
       return "offset";
+    case View::InNanBuffer:
+      return "in_nan_buffer";
   }
   return "?";
 }

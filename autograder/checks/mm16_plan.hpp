@@ -15,7 +15,10 @@
 namespace judge::mm16 {
 
 // How the worker turns a stored tensor into the operand (mm16_protocol.json "views").
-enum class View { Contiguous, Transposed, ColumnSliced, Offset };
+// InNanBuffer: the top-left corner of a NaN-filled buffer 16 larger each way (chapter 11's edge tiles): a kernel that
+// reads past the operand's edge reads NaN, deterministically, where past an allocation it would read anything.
+enum class View { Contiguous, Transposed, ColumnSliced, Offset, InNanBuffer };
+constexpr int64_t kNanMargin = 16;
 const char* view_name(View v);
 
 struct Matrix {
@@ -27,7 +30,8 @@ Matrix product(const Matrix& a, const Matrix& b);
 Matrix transpose(const Matrix& m);
 
 // What a call is for: the rows that read it.
-enum class Role { Forward, Dtype, View, Autograd, Backward, Opcheck };  // Backward: outside float64 gradcheck
+// Backward: outside float64 gradcheck; Edges: operands inside NaN buffers (triton.masked_edges)
+enum class Role { Forward, Dtype, View, Autograd, Backward, Opcheck, Edges };
 
 struct Call {
   std::string name;         // the probe's name, the key of its output
@@ -73,6 +77,18 @@ const Plan& racecheck_plan();  // two products (edge tiles, full tiles), under c
 const Plan& threads_plan();    // four products, then the same from four threads at once (kThreadRounds calls each)
 constexpr int kThreadRounds = 12;
 const Plan& contract_plan(const std::string& device);  // invalid calls (and one valid one) on tensors of ones
+
+// Chapter 11's in-place epilogue course::scale_bias_(out, scale, bias), called by the CPU plan's "epilogue" probes
+// (epilogue.N: out M x N, bias N; the last one with a bias of the wrong size, which must raise).
+struct EpilogueCase {
+  std::string name;
+  Matrix out, bias;  // bias: 1 x (its length)
+  double scale = 1;
+  bool valid = true;
+};
+const std::vector<EpilogueCase>& epilogue_cases();
+// The names of the @triton.jit functions in the submission's module (chapter 11), read from its source by the judge.
+std::vector<std::string> triton_kernels();
 
 // The worker run of a plan (variant "ptx": the PTX-only build).
 const GroupResult& run(const Plan& plan, const std::string& variant = "default");

@@ -25,6 +25,9 @@ std::string call_problem(const GroupResult& g, const Call& c);
 // Why the op left an operand other than it found it ("" when it did not).
 std::string inputs_problem(const GroupResult& g, const Call& c);
 
+// Why the tensor `name` is not 2 * (c's product), the function the compile rows compile ("" when it is).
+std::string doubled_problem(const GroupResult& g, const std::string& name, const Call& c);
+
 // A row over calls: every output right, or the wrong ones listed with the worst element of each.
 void products_row(const GroupResult& g, const std::vector<const Call*>& calls, const std::string& what,
                   const std::string& expected);
@@ -39,7 +42,8 @@ struct ContractOutcome {
 };
 ContractOutcome contract_outcome(const std::string& device);
 
-// What opcheck said of the samples `of` (calls of `plan`), and whether their outputs are right: "" when all is well.
+// What opcheck said of the samples `of` (calls of `plan`; the tests their probes asked, all four by default), and
+// whether their outputs are right: "" when all is well.
 std::string opcheck_problems(const GroupResult& g, const Plan& plan, const std::vector<std::string>& of);
 
 // cuobjdump's listing of a built library

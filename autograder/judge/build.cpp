@@ -305,6 +305,7 @@ const BuildResult& Session::build(const std::string& variant) {
   // nothing to link when nothing was compiled: the exercise is Python only
   if (!objects.empty() && !link_library(*this, b, steps, variant, objects, has_cuda)) return b;
   if (exercise.stable_abi() && !package_python(*this, b, steps)) return b;
+  if (exercise.python_abi()) b.library = dir / "src" / (exercise.library + ".py");  // what the worker imports
   b.ok = true;
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return b;

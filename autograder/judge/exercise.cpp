@@ -79,7 +79,13 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
     }
   }
   if (j.contains("abi")) e.abi = text(j, "abi", true);
-  need(e.abi == "classic" || e.abi == "stable", "'abi' must be \"classic\" or \"stable\"");
+  need(e.abi == "classic" || e.abi == "stable" || e.abi == "python",
+       "'abi' must be \"classic\", \"stable\" or \"python\"");
+  if (e.python_abi()) {
+    need(!e.library.empty() && std::find(e.sources.begin(), e.sources.end(), e.library + ".py") != e.sources.end(),
+         "a Python-defined exercise (\"abi\": \"python\") names its 'library', the module LIBRARY.py of 'sources'");
+    need(e.cuda_sources.empty(), "a Python-defined exercise compiles nothing: no 'cuda_sources'");
+  }
   e.torch_target = text(j, "torch_target", false);
   if (e.stable_abi()) {
     std::smatch m;

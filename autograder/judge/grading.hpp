@@ -38,9 +38,11 @@ struct Exercise {
   std::vector<std::string> hints;
   std::vector<CheckSpec> checks;
   // "stable": the LibTorch stable ABI (chapter 10), built without the precompiled ATen header and with
-  // -DTORCH_TARGET_VERSION for torch_target ("2.10"); "classic" otherwise.
+  // -DTORCH_TARGET_VERSION for torch_target ("2.10"); "python": the operators are defined in Python (chapter 11), in
+  // the source LIBRARY.py, which the worker imports (nothing is compiled); "classic" otherwise.
   std::string abi = "classic", torch_target;
   bool stable_abi() const { return abi == "stable"; }
+  bool python_abi() const { return abi == "python"; }
   // exercise.json resolved against the check catalog; std::runtime_error naming the file and what is wrong.
   static Exercise load(const fs::path& metadata_file, const fs::path& catalog_file);
   const CheckSpec* find_check(const std::string& id) const;

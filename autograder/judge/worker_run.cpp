@@ -63,6 +63,8 @@ void Session::start_server(const fs::path& build_dir) {
   // it serves no GPU group: neither it nor a request it forks sees the GPU
   std::map<std::string, std::string> env{
       {"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"}, {"CUDA_VISIBLE_DEVICES", ""}};
+  // Triton reads it when triton.language is first imported, which the warm-up does: it is the server's from the start
+  if (exercise.python_abi()) env["TRITON_INTERPRET"] = "1";
   fs::path live = cfg.work_dir / "live";
   ProcessSpec spec{
       {toolchain.at("python").get<std::string>(), script.string()}, env, live.string(), cfg.worker_timeout_s, 0};
@@ -156,6 +158,8 @@ RunPlan Session::plan_run(const std::string& name, const json& args, const std::
   p.env["PYTHONUNBUFFERED"] = "1";
   // Only a GPU group sees the GPU (and it takes the GPU turn): no other run can take a neighbour's GPU memory.
   if (args.value("hide_cuda", false) || !p.gpu) p.env["CUDA_VISIBLE_DEVICES"] = "";
+  // A Python-defined exercise's Triton kernels: on the CPU through Triton's interpreter, on the GPU compiled
+  if (exercise.python_abi() && !p.gpu) p.env["TRITON_INTERPRET"] = "1";
   const json extra_env = args.value("judge_env", json::object());  // (a named value: items() of a temporary dangles)
   for (auto& [k, v] : extra_env.items()) {
     if (!host_variable_allowed(k) && !judge_variable_allowed(k))  // it would be dropped, silently: a course bug

@@ -21,11 +21,15 @@ NAMESPACE = "course"
 def load_library(path):
     """Loads the operator library: a plain shared library through torch.ops.load_library, or, when it is a package's
     extension module (a stable-ABI exercise: PACKAGE/_C.abi3.so beside PACKAGE/__init__.py), by importing the package
-    as its users do, which registers what its Python adds (a fake kernel, the autograd formula)."""
+    as its users do, which registers what its Python adds (a fake kernel, the autograd formula); or a Python-defined
+    exercise's module (LIBRARY.py, chapter 11), whose import defines the operators (SubmissionError if it fails)."""
     import importlib.util
     import os
     import sys
 
+    if path.endswith(".py"):
+        _import_file(path, os.path.basename(path)[:-3])
+        return
     folder = os.path.dirname(path)
     init = os.path.join(folder, "__init__.py")
     if not os.path.isfile(init):
@@ -131,11 +135,16 @@ def _where(e, filename):
 def submission_module(request, name):
     """Imports the submission's Python file `name`.py (chapters 7 to 9) from the folder the judge copied it to. A file
     that does not import raises SubmissionError naming the file, the line and the error."""
+    import os
+
+    return _import_file(os.path.join(request["sources_dir"], name + ".py"), name)
+
+
+def _import_file(path, name):
     import importlib.util
     import os
 
-    filename = name + ".py"
-    path = os.path.join(request["sources_dir"], filename)
+    filename = os.path.basename(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     try:

@@ -26,6 +26,7 @@ VIEWS = {  # how a stored tensor becomes the operand (mm16_protocol.json "views"
     "transposed": lambda t: t.t(),
     "column_sliced": lambda t: t[:, ::2],
     "offset": lambda t: t[1:],
+    "in_nan_buffer": lambda t: t[:-16, :-16],
 }
 assert set(VIEWS) == set(PROTOCOL["views"]), "mm16_protocol.json's views and the worker's disagree"
 
@@ -187,8 +188,12 @@ def probe_compile(run, p):
     op = _op()
     compilations = [0]
 
-    def counting_backend(gm, example_inputs):  # aot_eager, counted: a recompile for a new shape shows here
+    def counting_backend(gm, example_inputs):  # aot_eager or Inductor, counted: a recompile for a new shape shows here
         compilations[0] += 1
+        if p.get("backend") == "inductor":
+            from torch._inductor.compile_fx import compile_fx
+
+            return compile_fx(gm, example_inputs)
         return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
 
     def f(x, y):
@@ -206,6 +211,68 @@ def probe_compile(run, p):
     except Exception as e:  # noqa: BLE001
         return dict(_outcome(error=e), compilations=compilations[0])
     return {"raised": False, "compilations": compilations[0]}
+
+
+def probe_compiled_code(run, p):
+    """What Inductor generated for f(a, b) = op(a, b) * 2: facts the judge reads (chapter 11's compile.sees_kernel)."""
+    import torch._dynamo
+    from torch._inductor.compile_fx import compile_fx
+    from torch._inductor.utils import run_and_get_code
+
+    op = _op()
+    graphs = [0]
+
+    def counting_inductor(gm, example_inputs):
+        graphs[0] += 1
+        return compile_fx(gm, example_inputs)
+
+    def f(x, y):
+        return op(x, y) * 2.0
+
+    torch._dynamo.reset()
+    a, b = run.operands_of(p["of"])
+    try:
+        out, codes = run_and_get_code(torch.compile(f, fullgraph=True, backend=counting_inductor), a, b)
+    except Exception as e:  # noqa: BLE001
+        return dict(_outcome(error=e), graphs=graphs[0])
+    code = "\n".join(codes)
+    _keep(run.tensors, p["name"], out)
+    return {
+        "raised": False,
+        "names_in_code": [name in code for name in p["names"]],
+        "calls_op": "torch.ops.course.mm16" in code or "course.mm16.default" in code,
+        "graphs": graphs[0],
+        "code_files": len(codes),
+    }
+
+
+def probe_epilogue(run, p):
+    """course::OP(out, scale, bias) on copies: its schema's write annotations, what it did, opcheck's test_schema."""
+    op = getattr(torch.ops.course, p["op"]).default
+    args = op._schema.arguments
+    entry = {
+        "schema": str(op._schema),
+        "arguments": [a.name for a in args],
+        "writes": [bool(a.alias_info is not None and a.alias_info.is_write) for a in args],
+    }
+    out, bias = run.inputs[p["out"]].clone(), run.inputs[p["bias"]].clone()
+    try:
+        returned = op(out, p["scale"], bias)
+        entry.update(raised=False, returned=type(returned).__name__)
+    except Exception as e:  # noqa: BLE001
+        entry.update(_outcome(error=e))
+    _keep(run.tensors, p["name"] + ".out", out)
+    _keep(run.tensors, p["name"] + ".bias", bias)
+    if p.get("opcheck"):
+        fresh = (run.inputs[p["out"]].clone(), p["scale"], run.inputs[p["bias"]].clone())
+        try:
+            r = torch.library.opcheck(op, fresh, test_utils=("test_schema",), raise_exception=False)
+            entry["opcheck"] = {
+                k: (v if isinstance(v, str) else f"{type(v).__name__}: {v}"[:1500]) for k, v in r.items()
+            }
+        except Exception as e:  # noqa: BLE001
+            entry["opcheck"] = {"test_schema": f"{type(e).__name__}: {e}"[:1500]}
+    return entry
 
 
 def probe_grad(run, p):
@@ -314,7 +381,8 @@ def probe_opcheck(run, p):
         b.requires_grad_()
     entry = {"raised": False, "requires_grad": [bool(a.requires_grad), bool(b.requires_grad)]}
     try:
-        r = torch.library.opcheck(op, (a, b), raise_exception=False)
+        only = {"test_utils": tuple(p["test_utils"])} if p.get("test_utils") else {}
+        r = torch.library.opcheck(op, (a, b), raise_exception=False, **only)
         entry["results"] = {k: (v if isinstance(v, str) else f"{type(v).__name__}: {v}"[:1500]) for k, v in r.items()}
     except Exception as e:  # noqa: BLE001
         entry.update(_outcome(error=e))

@@ -88,6 +88,8 @@ def main(request_path=None, started=None):
         if request.get("library"):  # none for a group that loads its own (chapter 7's harness)
             try:
                 load_library(request["library"])
+            except SubmissionError:  # a Python-defined library's own import error: its message names file and line
+                raise
             except Exception as e:  # reported to the judge as data
                 # torch.ops.load_library says only "Could not load this library: PATH"; the loader's own reason
                 # (an undefined symbol: which torch the library needs) is its __cause__

@@ -5,7 +5,9 @@
 //     (site_tools/examples/sym_check.py runs the three);
 //   pyfake::mm, pyfake_bare::mm: a CPU kernel whose fake kernel lives in Python, declared with and without
 //     m.set_python_module (site_tools/examples/python_module.py);
-//   checks::fail: each of chapter 3's TORCH_CHECK variants, failing (site_tools/examples/check_family.py).
+//   checks::fail: each of chapter 3's TORCH_CHECK variants, failing (site_tools/examples/check_family.py);
+//   overhead::alloc_cpp: one allocation and nothing else, the C++ row of chapter 11's per-call overhead table
+//     (site_tools/examples/python_op_overhead.py).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
@@ -48,6 +50,10 @@ void fail(c10::string_view kind) {
   TORCH_INTERNAL_ASSERT(kind != "TORCH_INTERNAL_ASSERT", "checks::fail: TORCH_INTERNAL_ASSERT");
 }
 // --8<-- [end:family]
+// the body chapter 11 times four ways: the output's allocation, no kernel
+at::Tensor alloc_cpp(const at::Tensor& a, const at::Tensor& b) {
+  return at::empty({a.size(0), b.size(1)}, a.options().dtype(at::kFloat));
+}
 }  // namespace
 
 TORCH_LIBRARY(symdemo, m) {
@@ -87,4 +93,11 @@ TORCH_LIBRARY_IMPL(pyfake_bare, CPU, m) {
 
 TORCH_LIBRARY(checks, m) {
   m.def("fail(str kind) -> ()", &fail);  // no tensor argument: one kernel for every dispatch key
+}
+
+TORCH_LIBRARY(overhead, m) {
+  m.def("alloc_cpp(Tensor a, Tensor b) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(overhead, CompositeExplicitAutograd, m) {
+  m.impl("alloc_cpp", &alloc_cpp);
 }

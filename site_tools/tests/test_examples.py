@@ -25,6 +25,8 @@ NORMALISERS = {
     # widest number), so each number with a unit becomes <t> and runs of spaces collapse. The row names, their order
     # and the call counts are still compared.
     "timings": lambda line: " ".join(re.sub(r"\d+(?:\.\d+)?(?:%|us|ms|s)(?!\w)", "<t>", line).split()),
+    # chapter 11's overhead table: a median per call in microseconds; the rows and their order are still compared
+    "medians": lambda line: re.sub(r"\b\d+\.\d+ us\b", "<t> us", line),
     # unittest's summary line says how long the run took ("Ran 2 tests in 0.000s"); the test count is still compared.
     "unittest_time": lambda line: re.sub(r"^(Ran \d+ tests? in )\d+\.\d+s$", r"\1<t>s", line),
 }
@@ -140,6 +142,26 @@ EXAMPLES = [
         "chapters/08_profiling.md",
         ("python", "site_tools/examples/profile_mm16_cpu.py"),
         normalise=("timings",),
+    ),
+    Example(
+        "site_tools/examples/undeclared_mutation.py:two_ways",
+        "chapters/11_python_ops.md",
+        ("python", "site_tools/examples/undeclared_mutation.py"),
+    ),
+    Example(
+        "site_tools/examples/triton_interpreter.py:interpret",
+        "chapters/11_python_ops.md",
+        ("python", "site_tools/examples/triton_interpreter.py"),
+        env={"CUDA_VISIBLE_DEVICES": ""},
+    ),
+    # the table of what a CPU shows (the GPU's rows are GPU evidence, evidence/gpu/): no device, so a GPU machine too
+    # prints the chapter's rows
+    Example(
+        "site_tools/examples/python_op_overhead.py:ways",
+        "chapters/11_python_ops.md",
+        ("python", "site_tools/examples/python_op_overhead.py"),
+        env={"CUDA_VISIBLE_DEVICES": ""},
+        normalise=("medians",),
     ),
     Example(
         "site_tools/examples/profile_op_and_twin.py",

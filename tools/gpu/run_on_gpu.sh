@@ -5,7 +5,7 @@
 #   tools/gpu/run_on_gpu.sh LOG_DIR [STEP...]     steps: main, test, test-no-gpu (default: all three), gpu-cases,
 #                                                 gpu-cases-no-gpu, cuda-cases, late-cases (= late-07 late-08-09),
 #                                                 harness-5x, hang, probes, neighbours, mutants, cases,
-#                                                 chapter-figures, stable-abi
+#                                                 chapter-figures, stable-abi, python-ops
 #
 # `test` runs the grader's tests (planted submissions, judge, CUDA targets); the site, CLI and Gradescope tests need
 # no GPU and run in CI. `test-no-gpu` repeats the planted cases with CUDA_VISIBLE_DEVICES= (CUDA rows SKIPPED).
@@ -97,6 +97,19 @@ for s in $steps; do
             --case \$c --results-dir '$COURSE_BUILD_DIR/planted-results' --work-dir '$COURSE_BUILD_DIR/planted-work/10/'\$n \
             >'$logs/stable-abi-'\$n.log 2>&1 & done
         bad=0; for p in \$(jobs -p); do wait \$p || bad=\$((bad + 1)); done; echo \"\$bad case(s) not as expected\"; [ \$bad = 0 ]" ;;
+    python-ops)  # exercise 11 (operators defined in Python, a Triton kernel): the reference graded (only the judge is
+      # built, through grader_11_python_ops), then its planted cases side by side (their GPU runs take turns), then
+      # the chapter's overhead table on this GPU
+      step python-ops bash -c "./course grade 11_python_ops solutions/11_python_ops
+        for c in autograder/planted/11_python_ops/*/; do n=\$(basename \$c)
+          '$COURSE_PYTHON' autograder/tests/run_planted.py --judge '$COURSE_BUILD_DIR/judge' --course-root '$root' \
+            --case \$c --results-dir '$COURSE_BUILD_DIR/planted-results' --work-dir '$COURSE_BUILD_DIR/planted-work/11/'\$n \
+            >'$logs/python-ops-'\$n.log 2>&1 & done
+        bad=0; for p in \$(jobs -p); do wait \$p || bad=\$((bad + 1)); done; echo \"\$bad case(s) not as expected\"
+        cmake --build '$COURSE_BUILD_DIR' --target course_demo_ops >'$logs/demo-ops-build.log' 2>&1
+        '$COURSE_PYTHON' site_tools/examples/python_op_overhead.py '$COURSE_BUILD_DIR/examples/libcourse_demo_ops.so' \
+          >'$logs/python-op-overhead.txt' 2>&1
+        [ \$bad = 0 ]" ;;
     cases)  # the planted cases COURSE_CASES (a ctest regex) names
       step cases ./course test -R "${COURSE_CASES:?COURSE_CASES: a ctest regex}" ;;
     mutants)  # issue 31: a sample of exercise 04's mutants (all CUDA), graded here; the reports go to LOG_DIR/mutants,
