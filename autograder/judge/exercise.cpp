@@ -36,6 +36,18 @@ static void read_flags(CheckSpec& s, const json& c) {
   s.warms_worker = c.contains("warms_worker") && c["warms_worker"] == true;
 }
 
+// "abi" is one the judge knows; a Python-defined exercise's library is the module LIBRARY.py of its sources, nothing
+// compiled.
+template <typename Need>
+static void need_known_abi(const Exercise& e, Need need) {
+  need(e.abi == "classic" || e.abi == "stable" || e.abi == "python",
+       "'abi' must be \"classic\", \"stable\" or \"python\"");
+  if (!e.python_abi()) return;
+  need(!e.library.empty() && std::find(e.sources.begin(), e.sources.end(), e.library + ".py") != e.sources.end(),
+       "a Python-defined exercise (\"abi\": \"python\") names its 'library', the module LIBRARY.py of 'sources'");
+  need(e.cuda_sources.empty(), "a Python-defined exercise compiles nothing: no 'cuda_sources'");
+}
+
 // exercises/ID/exercise.json (format 2) with its checks resolved from the catalog autograder/metadata/checks.json:
 // the judge's reader of the metadata that opcourse/metadata.py reads for Python (same rules, same messages).
 Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_file) {
@@ -79,13 +91,7 @@ Exercise Exercise::load(const fs::path& metadata_file, const fs::path& catalog_f
     }
   }
   if (j.contains("abi")) e.abi = text(j, "abi", true);
-  need(e.abi == "classic" || e.abi == "stable" || e.abi == "python",
-       "'abi' must be \"classic\", \"stable\" or \"python\"");
-  if (e.python_abi()) {
-    need(!e.library.empty() && std::find(e.sources.begin(), e.sources.end(), e.library + ".py") != e.sources.end(),
-         "a Python-defined exercise (\"abi\": \"python\") names its 'library', the module LIBRARY.py of 'sources'");
-    need(e.cuda_sources.empty(), "a Python-defined exercise compiles nothing: no 'cuda_sources'");
-  }
+  need_known_abi(e, need);
   e.torch_target = text(j, "torch_target", false);
   if (e.stable_abi()) {
     std::smatch m;
