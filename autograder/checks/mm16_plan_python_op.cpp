@@ -37,7 +37,8 @@ void add_python_op_probes(Plan& p, std::mt19937_64& rng, const std::vector<Shape
     for (const EpilogueCase& e : epilogue_cases()) {
       p.inputs[e.name + ".out"] = Tensor{"F32", {e.out.rows, e.out.cols}, e.out.v};
       p.inputs[e.name + ".bias"] = Tensor{"F32", {e.bias.cols}, e.bias.v};
-      p.probe({{"kind", "epilogue"},               {"name", e.name},
+      p.probe({{"kind", "epilogue"},
+               {"name", e.name},
                {"op", "scale_bias_"},
                {"out", e.name + ".out"},
                {"bias", e.name + ".bias"},
